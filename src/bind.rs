@@ -1,0 +1,153 @@
+//! Binding a pod to a node. In snapshot and demo mode the cluster model itself is the API server:
+//! the pod is placed on the node at once, so the next filter sees its resources and ports.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::cluster::ClusterStore;
+use crate::wire::ExtenderBindingArgs;
+
+/// Why a bind did not happen; the message is what kube-scheduler's user reads.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BindError {
+    /// The pod is not in the cluster model.
+    #[error("pod {0} is not known to the extender")]
+    UnknownPod(String),
+    /// The pod with that name has another UID: it was deleted and re-created.
+    #[error("pod {pod} has UID {actual}, not {requested}: it was deleted and re-created since it was scheduled")]
+    UidMismatch { pod: String, actual: String, requested: String },
+    /// The node is not in the cluster model.
+    #[error("node {0} is not known to the extender")]
+    UnknownNode(String),
+    /// The pod already runs elsewhere.
+    #[error("pod {pod} is already bound to node {bound}, not {requested}")]
+    BoundElsewhere { pod: String, bound: String, requested: String },
+}
+
+/// Binds pods. One implementation writes the cluster model; the API-server one comes with the live
+/// cluster source.
+pub trait Binder: Send + Sync {
+    fn bind(&self, args: ExtenderBindingArgs) -> Pin<Box<dyn Future<Output = Result<(), BindError>> + Send + '_>>;
+}
+
+/// Binds into the in-memory cluster model (snapshot file and demo cluster).
+#[derive(Debug)]
+pub struct ModelBinder {
+    store: Arc<ClusterStore>,
+}
+
+impl ModelBinder {
+    pub fn new(store: Arc<ClusterStore>) -> Self {
+        ModelBinder { store }
+    }
+
+    /// Binds synchronously. Binding a pod to the node it is already on succeeds: kube-scheduler
+    /// retries a bind whose answer it did not get.
+    pub fn bind_now(&self, args: &ExtenderBindingArgs) -> Result<(), BindError> {
+        let key = format!("{}/{}", args.pod_namespace, args.pod_name);
+        self.store.update(|snapshot| {
+            let info =
+                snapshot.pod(&args.pod_namespace, &args.pod_name).ok_or_else(|| BindError::UnknownPod(key.clone()))?;
+            let pod = &info.pod;
+            if !args.pod_uid.is_empty() && pod.metadata.uid != args.pod_uid {
+                return Err(BindError::UidMismatch {
+                    pod: key.clone(),
+                    actual: pod.metadata.uid.clone(),
+                    requested: args.pod_uid.clone(),
+                });
+            }
+            if !snapshot.has_node(&args.node) {
+                return Err(BindError::UnknownNode(args.node.clone()));
+            }
+            match pod.spec.node_name.as_str() {
+                "" => {}
+                bound if bound == args.node => return Ok(()),
+                bound => {
+                    return Err(BindError::BoundElsewhere {
+                        pod: key.clone(),
+                        bound: bound.to_string(),
+                        requested: args.node.clone(),
+                    })
+                }
+            }
+            let mut bound = pod.clone();
+            bound.spec.node_name = args.node.clone();
+            snapshot.upsert_pod(bound);
+            Ok(())
+        })
+    }
+}
+
+impl Binder for ModelBinder {
+    fn bind(&self, args: ExtenderBindingArgs) -> Pin<Box<dyn Future<Output = Result<(), BindError>> + Send + '_>> {
+        Box::pin(async move { self.bind_now(&args) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Snapshot;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    fn binder() -> ModelBinder {
+        let snapshot = Snapshot::build(
+            [NodeBuilder::new("n1").build(), NodeBuilder::new("n2").build()],
+            [
+                PodBuilder::new("pending").uid("u1").req(&[("cpu", "1")]).nominated("n2").build(),
+                PodBuilder::new("running").node("n1").build(),
+            ],
+        );
+        ModelBinder::new(Arc::new(ClusterStore::new(snapshot)))
+    }
+
+    fn args(pod: &str, uid: &str, node: &str) -> ExtenderBindingArgs {
+        ExtenderBindingArgs {
+            pod_name: pod.to_string(),
+            pod_namespace: "default".to_string(),
+            pod_uid: uid.to_string(),
+            node: node.to_string(),
+        }
+    }
+
+    #[test]
+    fn binding_places_the_pod_and_clears_its_nomination() {
+        let b = binder();
+        b.bind_now(&args("pending", "u1", "n1")).unwrap();
+        let s = b.store.snapshot();
+        assert_eq!(s.node_info("n1").unwrap().pods.requested().milli_cpu, 1000);
+        assert!(s.nominated_on("n2").is_empty());
+    }
+
+    #[test]
+    fn outcomes() {
+        let b = binder();
+        let cases = [
+            (args("ghost", "", "n1"), Err(BindError::UnknownPod("default/ghost".into()))),
+            (
+                args("pending", "u2", "n1"),
+                Err(BindError::UidMismatch {
+                    pod: "default/pending".into(),
+                    actual: "u1".into(),
+                    requested: "u2".into(),
+                }),
+            ),
+            (args("pending", "", "n9"), Err(BindError::UnknownNode("n9".into()))),
+            (args("running", "", "n1"), Ok(())),
+            (
+                args("running", "", "n2"),
+                Err(BindError::BoundElsewhere {
+                    pod: "default/running".into(),
+                    bound: "n1".into(),
+                    requested: "n2".into(),
+                }),
+            ),
+            (args("pending", "", "n2"), Ok(())),
+            (args("pending", "u1", "n2"), Ok(())),
+        ];
+        for (a, want) in cases {
+            assert_eq!(b.bind_now(&a), want, "{a:?}");
+        }
+    }
+}

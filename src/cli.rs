@@ -1,0 +1,184 @@
+//! The command line: `predicate-extender serve ...`. Every flag is validated here, and an invalid
+//! one stops startup with a message that names it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::quantity::Quantity;
+use crate::server::{ClusterSource, PolicySource, ServeConfig};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "predicate-extender",
+    version,
+    about = "A kube-scheduler extender running the classic scheduling predicates"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the extender verbs (/filter, /bind) and the admin endpoints (/healthz, /readyz).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address for the verbs. Loopback by default: as a sidecar, kube-scheduler calls over
+    /// loopback, and /bind must not be open to the pod network.
+    #[arg(long, default_value = "127.0.0.1:8888")]
+    pub listen: SocketAddr,
+
+    /// Address for /healthz and /readyz, reachable by kubelet probes at the pod IP.
+    #[arg(long, default_value = "0.0.0.0:8889")]
+    pub admin_listen: SocketAddr,
+
+    /// Path prefix of the verbs: with /scheduler they are /scheduler/filter, /scheduler/bind.
+    #[arg(long, default_value = "", value_parser = parse_url_prefix)]
+    pub url_prefix: String,
+
+    /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
+    /// multi-document YAML.
+    #[arg(long, value_name = "FILE", conflicts_with = "demo", required_unless_present = "demo")]
+    pub cluster_snapshot: Option<PathBuf>,
+
+    /// Serve the embedded demo cluster (six nodes in two zones).
+    #[arg(long)]
+    pub demo: bool,
+
+    /// A scheduler Policy file (JSON or YAML) choosing and ordering the predicates.
+    #[arg(long, value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+
+    /// Node evaluator workers (upstream's ParallelizeUntil uses 16); never more than the nodes.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub parallelism: u16,
+
+    /// Largest request body accepted, in bytes; Kubernetes suffixes work (128Mi).
+    #[arg(long, default_value = "128Mi", value_parser = parse_byte_size)]
+    pub max_body_bytes: usize,
+
+    /// Deadline of one request; past it the evaluation is cancelled and `Error` says so. Keep it
+    /// below kube-scheduler's httpTimeout (5s by default).
+    #[arg(long, default_value = "4s", value_parser = parse_duration)]
+    pub request_timeout: Duration,
+
+    /// Log format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+}
+
+impl ServeArgs {
+    pub fn to_config(&self) -> ServeConfig {
+        let cluster = match &self.cluster_snapshot {
+            Some(path) => ClusterSource::File(path.clone()),
+            None => ClusterSource::Demo,
+        };
+        let mut config = ServeConfig::new(cluster);
+        config.listen = self.listen;
+        config.admin_listen = self.admin_listen;
+        config.url_prefix = self.url_prefix.clone();
+        config.policy = self.policy.clone().map(PolicySource::File).unwrap_or(PolicySource::Default);
+        config.parallelism = usize::from(self.parallelism);
+        config.max_body_bytes = self.max_body_bytes;
+        config.request_timeout = self.request_timeout;
+        config
+    }
+}
+
+fn parse_url_prefix(s: &str) -> Result<String, String> {
+    let trimmed = s.trim_end_matches('/');
+    if trimmed.is_empty() {
+        return Ok(String::new());
+    }
+    if !trimmed.starts_with('/') {
+        return Err(format!("must be empty or start with '/', as in /scheduler (got {s:?})"));
+    }
+    if trimmed.contains(['?', '#', '{', '}', '*']) || trimmed.contains("//") {
+        return Err(format!("must be a plain path such as /scheduler (got {s:?})"));
+    }
+    Ok(trimmed.to_string())
+}
+
+fn parse_byte_size(s: &str) -> Result<usize, String> {
+    let q = Quantity::parse(s).map_err(|e| e.to_string())?;
+    let n = q.value();
+    if n <= 0 {
+        return Err(format!("must be a positive number of bytes (got {s:?})"));
+    }
+    usize::try_from(n).map_err(|_| format!("too large (got {s:?})"))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s).map_err(|e| format!("{e} (examples: 4s, 500ms)"))?;
+    if d.is_zero() {
+        return Err("must be longer than zero".to_string());
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, String> {
+        let mut argv = vec!["predicate-extender", "serve"];
+        argv.extend_from_slice(args);
+        match Cli::try_parse_from(argv) {
+            Ok(Cli { command: Command::Serve(a) }) => Ok(a),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let a = parse(&["--demo"]).unwrap();
+        let c = a.to_config();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8888");
+        assert_eq!(c.admin_listen.to_string(), "0.0.0.0:8889");
+        assert_eq!(c.url_prefix, "");
+        assert_eq!(c.parallelism, 16);
+        assert_eq!(c.max_body_bytes, 128 << 20);
+        assert_eq!(c.request_timeout, Duration::from_secs(4));
+    }
+
+    #[test]
+    fn invalid_flags_are_named() {
+        let cases = [
+            (vec!["--demo", "--listen", "localhost"], "--listen"),
+            (vec!["--demo", "--url-prefix", "scheduler"], "--url-prefix"),
+            (vec!["--demo", "--parallelism", "0"], "--parallelism"),
+            (vec!["--demo", "--max-body-bytes", "lots"], "--max-body-bytes"),
+            (vec!["--demo", "--max-body-bytes", "0"], "--max-body-bytes"),
+            (vec!["--demo", "--request-timeout", "4"], "--request-timeout"),
+            (vec!["--demo", "--log-format", "xml"], "--log-format"),
+            (vec!["--demo", "--cluster-snapshot", "c.json"], "--cluster-snapshot"),
+            (vec![], "--cluster-snapshot"),
+        ];
+        for (args, flag) in cases {
+            let e = parse(&args).unwrap_err();
+            assert!(e.contains(flag), "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn values() {
+        let a =
+            parse(&["--demo", "--url-prefix", "/scheduler/", "--max-body-bytes", "1Gi", "--request-timeout", "250ms"])
+                .unwrap();
+        assert_eq!(a.url_prefix, "/scheduler");
+        assert_eq!(a.max_body_bytes, 1 << 30);
+        assert_eq!(a.request_timeout, Duration::from_millis(250));
+    }
+}

@@ -1,0 +1,171 @@
+//! `NodeInfo`: a node and what runs on it, with the sums the predicates need computed once, when the
+//! cluster changes, never per request.
+
+use std::sync::Arc;
+
+use crate::cluster::host_ports::{pod_host_ports, HostPort};
+use crate::cluster::objects::{Node, Pod};
+use crate::cluster::resources::{pod_requests, Resource};
+
+/// A pod as the cluster model keeps it: the object and what it takes from its node.
+#[derive(Debug)]
+pub struct PodInfo {
+    pub pod: Pod,
+    pub requests: Resource,
+    pub host_ports: Vec<HostPort>,
+}
+
+impl PodInfo {
+    pub fn new(pod: Pod) -> Self {
+        let requests = pod_requests(&pod);
+        let host_ports = pod_host_ports(&pod);
+        PodInfo { pod, requests, host_ports }
+    }
+}
+
+/// A node object with its allocatable resources parsed.
+#[derive(Debug)]
+pub struct NodeState {
+    pub node: Node,
+    pub allocatable: Resource,
+}
+
+impl NodeState {
+    pub fn new(node: Node) -> Self {
+        let allocatable = Resource::from_list(&node.status.allocatable);
+        NodeState { node, allocatable }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.node.metadata.name
+    }
+}
+
+/// The pods assigned to one node and their sums.
+#[derive(Debug, Default, Clone)]
+pub struct NodePods {
+    pods: Vec<Arc<PodInfo>>,
+    requested: Resource,
+    used_ports: Vec<HostPort>,
+}
+
+impl NodePods {
+    pub fn pods(&self) -> &[Arc<PodInfo>] {
+        &self.pods
+    }
+
+    /// The summed requests of the pods on the node.
+    pub fn requested(&self) -> &Resource {
+        &self.requested
+    }
+
+    /// The host ports in use on the node.
+    pub fn used_ports(&self) -> &[HostPort] {
+        &self.used_ports
+    }
+
+    pub fn add(&mut self, pod: Arc<PodInfo>) {
+        self.requested.add(&pod.requests);
+        self.used_ports.extend(pod.host_ports.iter().cloned());
+        self.pods.push(pod);
+    }
+
+    /// Removes a pod (matched by [`Pod::is_same_pod`]); returns whether it was there.
+    pub fn remove(&mut self, pod: &Pod) -> bool {
+        let before = self.pods.len();
+        self.pods.retain(|p| !p.pod.is_same_pod(pod));
+        if self.pods.len() == before {
+            return false;
+        }
+        let pods = std::mem::take(&mut self.pods);
+        *self = NodePods::default();
+        for p in pods {
+            self.add(p);
+        }
+        true
+    }
+}
+
+/// A node and the pods on it, as a predicate sees it. Cloning is two reference counts.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub state: Arc<NodeState>,
+    pub pods: Arc<NodePods>,
+}
+
+impl NodeInfo {
+    pub fn new(state: Arc<NodeState>, pods: Arc<NodePods>) -> Self {
+        NodeInfo { state, pods }
+    }
+
+    pub fn name(&self) -> &str {
+        self.state.name()
+    }
+
+    pub fn node(&self) -> &Node {
+        &self.state.node
+    }
+
+    pub fn allocatable(&self) -> &Resource {
+        &self.state.allocatable
+    }
+
+    /// This node with more pods on it: what the nominated-pod pass checks against.
+    pub fn with_added_pods<'a>(&self, extra: impl IntoIterator<Item = &'a Arc<PodInfo>>) -> NodeInfo {
+        let mut pods = (*self.pods).clone();
+        for p in extra {
+            pods.add(Arc::clone(p));
+        }
+        NodeInfo { state: Arc::clone(&self.state), pods: Arc::new(pods) }
+    }
+
+    /// A node with these pods on it, for tests and tools.
+    pub fn from_parts(node: Node, pods: impl IntoIterator<Item = Pod>) -> NodeInfo {
+        let mut node_pods = NodePods::default();
+        for p in pods {
+            node_pods.add(Arc::new(PodInfo::new(p)));
+        }
+        NodeInfo { state: Arc::new(NodeState::new(node)), pods: Arc::new(node_pods) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    #[test]
+    fn sums_requests_and_ports_of_its_pods() {
+        let info = NodeInfo::from_parts(
+            NodeBuilder::new("n").build(),
+            [
+                PodBuilder::new("a").req(&[("cpu", "1"), ("memory", "1Gi")]).build(),
+                PodBuilder::new("b").req(&[("cpu", "500m")]).host_port(80, "TCP", "").build(),
+            ],
+        );
+        assert_eq!(info.pods.requested().milli_cpu, 1500);
+        assert_eq!(info.pods.requested().memory, 1 << 30);
+        assert_eq!(info.pods.used_ports().len(), 1);
+        assert_eq!(info.allocatable().milli_cpu, 4000);
+    }
+
+    #[test]
+    fn removing_a_pod_recomputes_the_sums() {
+        let a = PodBuilder::new("a").req(&[("cpu", "1")]).build();
+        let mut pods = NodePods::default();
+        pods.add(Arc::new(PodInfo::new(a.clone())));
+        pods.add(Arc::new(PodInfo::new(PodBuilder::new("b").req(&[("cpu", "2")]).build())));
+        assert!(pods.remove(&a));
+        assert_eq!(pods.requested().milli_cpu, 2000);
+        assert!(!pods.remove(&a));
+    }
+
+    #[test]
+    fn added_pods_do_not_change_the_original() {
+        let info = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let extra = Arc::new(PodInfo::new(PodBuilder::new("x").req(&[("cpu", "1")]).build()));
+        let with = info.with_added_pods([&extra]);
+        assert_eq!(with.pods.requested().milli_cpu, 1000);
+        assert_eq!(info.pods.requested().milli_cpu, 0);
+    }
+}

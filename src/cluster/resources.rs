@@ -1,0 +1,218 @@
+//! Resource amounts as kube-scheduler counts them: cpu in millicores, memory and ephemeral storage in
+//! bytes, a pod count, and the scalar resources (extended, hugepages, prefixed native, attachable
+//! volumes) by name.
+
+use std::collections::BTreeMap;
+
+use crate::quantity::Quantity;
+
+pub const CPU: &str = "cpu";
+pub const MEMORY: &str = "memory";
+pub const EPHEMERAL_STORAGE: &str = "ephemeral-storage";
+pub const PODS: &str = "pods";
+
+/// An amount of every resource the scheduler counts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resource {
+    pub milli_cpu: i64,
+    pub memory: i64,
+    pub ephemeral_storage: i64,
+    /// Only meaningful for a node's allocatable: how many pods it takes.
+    pub allowed_pod_number: i64,
+    /// Scalar resources, sorted by name.
+    pub scalar: Vec<(String, i64)>,
+}
+
+impl Resource {
+    /// Reads a resource list (requests, overhead or allocatable). Names the scheduler does not
+    /// count (unprefixed non-native names) are ignored, as upstream.
+    pub fn from_list(list: &BTreeMap<String, Quantity>) -> Self {
+        let mut r = Resource::default();
+        for (name, q) in list {
+            r.add_named(name, q);
+        }
+        r
+    }
+
+    fn add_named(&mut self, name: &str, q: &Quantity) {
+        match name {
+            CPU => self.milli_cpu = self.milli_cpu.saturating_add(q.milli_value()),
+            MEMORY => self.memory = self.memory.saturating_add(q.value()),
+            EPHEMERAL_STORAGE => self.ephemeral_storage = self.ephemeral_storage.saturating_add(q.value()),
+            PODS => self.allowed_pod_number = self.allowed_pod_number.saturating_add(q.value()),
+            _ if is_scalar_resource_name(name) => self.add_scalar(name, q.value()),
+            _ => {}
+        }
+    }
+
+    fn add_scalar(&mut self, name: &str, amount: i64) {
+        match self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+            Ok(i) => self.scalar[i].1 = self.scalar[i].1.saturating_add(amount),
+            Err(i) => self.scalar.insert(i, (name.to_string(), amount)),
+        }
+    }
+
+    /// The amount of a scalar resource (0 when absent).
+    pub fn scalar(&self, name: &str) -> i64 {
+        self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)).map(|i| self.scalar[i].1).unwrap_or(0)
+    }
+
+    /// Adds every resource of `other`.
+    pub fn add(&mut self, other: &Resource) {
+        self.milli_cpu = self.milli_cpu.saturating_add(other.milli_cpu);
+        self.memory = self.memory.saturating_add(other.memory);
+        self.ephemeral_storage = self.ephemeral_storage.saturating_add(other.ephemeral_storage);
+        self.allowed_pod_number = self.allowed_pod_number.saturating_add(other.allowed_pod_number);
+        for (name, amount) in &other.scalar {
+            self.add_scalar(name, *amount);
+        }
+    }
+
+    /// Raises every resource to at least its amount in `other`.
+    pub fn set_max(&mut self, other: &Resource) {
+        self.milli_cpu = self.milli_cpu.max(other.milli_cpu);
+        self.memory = self.memory.max(other.memory);
+        self.ephemeral_storage = self.ephemeral_storage.max(other.ephemeral_storage);
+        self.allowed_pod_number = self.allowed_pod_number.max(other.allowed_pod_number);
+        for (name, amount) in &other.scalar {
+            if *amount > self.scalar(name) {
+                let current = self.scalar(name);
+                self.add_scalar(name, amount - current);
+            }
+        }
+    }
+
+    /// True when nothing at all is requested.
+    pub fn is_zero(&self) -> bool {
+        self.milli_cpu == 0
+            && self.memory == 0
+            && self.ephemeral_storage == 0
+            && self.allowed_pod_number == 0
+            && self.scalar.iter().all(|(_, a)| *a == 0)
+    }
+}
+
+/// kube-scheduler's `IsScalarResourceName`: extended resources (a domain-prefixed name outside
+/// `kubernetes.io`), hugepages, `kubernetes.io/`-prefixed native resources and attachable volumes.
+pub fn is_scalar_resource_name(name: &str) -> bool {
+    let extended = name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.");
+    extended
+        || name.starts_with("hugepages-")
+        || name.contains("kubernetes.io/")
+        || name.starts_with("attachable-volumes-")
+}
+
+/// What a pod needs of a node, as `resourcehelper.PodRequests` computes it: the sum of the app
+/// containers and sidecars (init containers with `restartPolicy: Always`), or the largest
+/// one-off init container (plus the sidecars started before it) if that is more, plus overhead.
+pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
+    let mut requests = Resource::default();
+    for c in &pod.spec.containers {
+        requests.add(&Resource::from_list(&c.resources.requests));
+    }
+    let mut sidecars = Resource::default();
+    let mut init_peak = Resource::default();
+    for c in &pod.spec.init_containers {
+        let own = Resource::from_list(&c.resources.requests);
+        let while_running = if c.restart_policy.as_deref() == Some("Always") {
+            requests.add(&own);
+            sidecars.add(&own);
+            sidecars.clone()
+        } else {
+            let mut r = own;
+            r.add(&sidecars);
+            r
+        };
+        init_peak.set_max(&while_running);
+    }
+    requests.set_max(&init_peak);
+    requests.add(&Resource::from_list(&pod.spec.overhead));
+    // A pod's own "pods" entry would be nonsense; the pod count is checked separately.
+    requests.allowed_pod_number = 0;
+    requests
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::PodBuilder;
+
+    #[test]
+    fn scalar_resource_names() {
+        let cases = [
+            ("example.com/foo", true),
+            ("nvidia.com/gpu", true),
+            ("hugepages-2Mi", true),
+            ("kubernetes.io/something", true),
+            ("attachable-volumes-aws-ebs", true),
+            ("requests.example.com/foo", false),
+            ("cpu", false),
+            ("gpu", false),
+        ];
+        for (name, want) in cases {
+            assert_eq!(is_scalar_resource_name(name), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn pod_requests_follow_resourcehelper() {
+        struct Case {
+            name: &'static str,
+            pod: crate::cluster::objects::Pod,
+            cpu: i64,
+            memory: i64,
+        }
+        let cases = [
+            Case {
+                name: "containers add up",
+                pod: PodBuilder::new("p").req(&[("cpu", "100m"), ("memory", "1Gi")]).req(&[("cpu", "200m")]).build(),
+                cpu: 300,
+                memory: 1 << 30,
+            },
+            Case {
+                name: "a larger init container wins",
+                pod: PodBuilder::new("p").req(&[("cpu", "100m")]).init_req(&[("cpu", "1")]).build(),
+                cpu: 1000,
+                memory: 0,
+            },
+            Case {
+                name: "a smaller init container does not add",
+                pod: PodBuilder::new("p").req(&[("cpu", "1")]).init_req(&[("cpu", "500m")]).build(),
+                cpu: 1000,
+                memory: 0,
+            },
+            Case {
+                name: "sidecars add to the app containers and to later init containers",
+                pod: PodBuilder::new("p")
+                    .req(&[("cpu", "100m")])
+                    .sidecar_req(&[("cpu", "50m")])
+                    .init_req(&[("cpu", "120m")])
+                    .build(),
+                cpu: 170,
+                memory: 0,
+            },
+            Case {
+                name: "overhead is added last",
+                pod: PodBuilder::new("p")
+                    .req(&[("cpu", "100m")])
+                    .overhead(&[("cpu", "10m"), ("memory", "1Mi")])
+                    .build(),
+                cpu: 110,
+                memory: 1 << 20,
+            },
+        ];
+        for c in cases {
+            let r = pod_requests(&c.pod);
+            assert_eq!((r.milli_cpu, r.memory), (c.cpu, c.memory), "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn unknown_unprefixed_names_are_ignored_and_scalars_kept() {
+        let pod = PodBuilder::new("p").req(&[("gpu", "1"), ("example.com/foo", "2"), ("hugepages-1Gi", "2Gi")]).build();
+        let r = pod_requests(&pod);
+        assert_eq!(r.scalar("gpu"), 0);
+        assert_eq!(r.scalar("example.com/foo"), 2);
+        assert_eq!(r.scalar("hugepages-1Gi"), 2 << 30);
+    }
+}

@@ -1,0 +1,261 @@
+//! Reads a cluster from Kubernetes objects: a `List` as `kubectl get ... -o json|yaml` prints it,
+//! a single object, or multi-document YAML of objects and lists.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::cluster::objects::{Node, Pod};
+use crate::cluster::snapshot::Snapshot;
+
+/// Why a cluster file could not be read. Every message names the file, the object and the field.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The file could not be opened or read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON or YAML of the expected shape.
+    #[error("{file}: {message}")]
+    Syntax { file: String, message: String },
+    /// One object in the file is invalid.
+    #[error("{file}: {location}: {message}")]
+    Object { file: String, location: String, message: String },
+}
+
+/// The objects read from a source, before they become a [`Snapshot`].
+#[derive(Debug, Default)]
+pub struct Objects {
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    /// Objects of kinds this version does not use, by kind.
+    pub skipped: BTreeMap<String, usize>,
+}
+
+impl Objects {
+    pub fn into_snapshot(self) -> Snapshot {
+        for (kind, count) in &self.skipped {
+            tracing::info!(kind = %kind, count, "skipping objects of a kind the extender does not use");
+        }
+        Snapshot::build(self.nodes, self.pods)
+    }
+}
+
+/// Reads a cluster file.
+pub fn load_file(path: &Path) -> Result<Objects, SourceError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| SourceError::Io { file: file.clone(), source })?;
+    parse_objects(&file, &text)
+}
+
+/// Parses cluster objects from text; `file` names the source in errors.
+pub fn parse_objects(file: &str, text: &str) -> Result<Objects, SourceError> {
+    let mut objects = Objects::default();
+    let trimmed = text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') {
+        parse_json(file, trimmed, &mut objects)?;
+    } else {
+        parse_yaml(file, text, &mut objects)?;
+    }
+    Ok(objects)
+}
+
+/// The fields that say what an object is, read before the object itself.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Header {
+    kind: Option<String>,
+    metadata: Option<HeaderMeta>,
+    items: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct HeaderMeta {
+    name: Option<String>,
+    namespace: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct JsonList<'a> {
+    #[serde(borrow, default)]
+    items: Option<Vec<&'a RawValue>>,
+}
+
+fn parse_json(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceError> {
+    let syntax = |e: serde_json::Error| SourceError::Syntax { file: file.to_string(), message: e.to_string() };
+    let header: Header = serde_json::from_str(text).map_err(syntax)?;
+    if header.items.is_some() {
+        let list: JsonList = serde_json::from_str(text).map_err(syntax)?;
+        let default_kind = item_kind_of_list(header.kind.as_deref());
+        for (i, raw) in list.items.unwrap_or_default().into_iter().enumerate() {
+            let location = format!("items[{i}]");
+            let item_header: Header = serde_json::from_str(raw.get()).map_err(|e| object_error(file, &location, e))?;
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            add_object(file, &location, item_header, default_kind, &mut de, out)?;
+        }
+        Ok(())
+    } else {
+        let mut de = serde_json::Deserializer::from_str(text);
+        add_object(file, "object", header, None, &mut de, out)
+    }
+}
+
+fn parse_yaml(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceError> {
+    for (d, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
+        let value = serde_yaml::Value::deserialize(document)
+            .map_err(|e| SourceError::Syntax { file: file.to_string(), message: format!("document {}: {e}", d + 1) })?;
+        if value.is_null() {
+            continue; // an empty document, e.g. a trailing `---`
+        }
+        let header: Header =
+            serde_yaml::from_value(value.clone()).map_err(|e| object_error(file, &format!("document {}", d + 1), e))?;
+        if header.items.is_some() {
+            let default_kind = item_kind_of_list(header.kind.as_deref());
+            let items = match value.get("items") {
+                Some(serde_yaml::Value::Sequence(items)) => items.clone(),
+                Some(serde_yaml::Value::Null) => Vec::new(),
+                _ => {
+                    return Err(object_error(file, &format!("document {}", d + 1), "items: expected a list of objects"))
+                }
+            };
+            for (i, item) in items.into_iter().enumerate() {
+                let location = format!("document {}, items[{i}]", d + 1);
+                let item_header: Header =
+                    serde_yaml::from_value(item.clone()).map_err(|e| object_error(file, &location, e))?;
+                add_object(file, &location, item_header, default_kind, item, out)?;
+            }
+        } else {
+            add_object(file, &format!("document {}", d + 1), header, None, value, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// `NodeList` holds `Node`s; a plain `List` names each item's kind.
+fn item_kind_of_list(list_kind: Option<&str>) -> Option<&str> {
+    list_kind.and_then(|k| k.strip_suffix("List")).filter(|k| !k.is_empty())
+}
+
+fn object_error(file: &str, location: &str, e: impl std::fmt::Display) -> SourceError {
+    SourceError::Object { file: file.to_string(), location: location.to_string(), message: e.to_string() }
+}
+
+fn add_object<'de, D: serde::Deserializer<'de>>(
+    file: &str,
+    location: &str,
+    header: Header,
+    default_kind: Option<&str>,
+    de: D,
+    out: &mut Objects,
+) -> Result<(), SourceError> {
+    let Some(kind) = header.kind.as_deref().or(default_kind) else {
+        return Err(object_error(file, location, "kind: missing (every object in a cluster file needs its kind)"));
+    };
+    let meta = header.metadata.unwrap_or_default();
+    let name = match (meta.namespace.as_deref(), meta.name.as_deref()) {
+        (Some(ns), Some(n)) if !ns.is_empty() => format!("{ns}/{n}"),
+        (_, Some(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    let location = format!("{location} ({kind} {name})");
+    match kind {
+        "Node" => {
+            let node: Node = decode(de).map_err(|e| object_error(file, &location, e))?;
+            if node.metadata.name.is_empty() {
+                return Err(object_error(file, &location, "metadata.name: missing"));
+            }
+            out.nodes.push(node);
+        }
+        "Pod" => {
+            let pod: Pod = decode(de).map_err(|e| object_error(file, &location, e))?;
+            if pod.metadata.name.is_empty() {
+                return Err(object_error(file, &location, "metadata.name: missing"));
+            }
+            out.pods.push(pod);
+        }
+        other => *out.skipped.entry(other.to_string()).or_default() += 1,
+    }
+    Ok(())
+}
+
+/// Decodes an object, reporting the path of the field that failed.
+fn decode<'de, T: DeserializeOwned, D: serde::Deserializer<'de>>(de: D) -> Result<T, String> {
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("{path}: {}", e.inner())
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JSON_LIST: &str = r#"{"kind":"List","apiVersion":"v1","metadata":{},"items":[
+        {"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"2"}}},
+        {"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns"},"spec":{"nodeName":"n1","containers":[{"name":"c","resources":{"requests":{"cpu":"500m"}}}]}},
+        {"kind":"Service","apiVersion":"v1","metadata":{"name":"s","namespace":"ns"}}
+    ]}"#;
+
+    #[test]
+    fn reads_a_kubectl_json_list() {
+        let objects = parse_objects("c.json", JSON_LIST).unwrap();
+        assert_eq!(objects.nodes.len(), 1);
+        assert_eq!(objects.pods.len(), 1);
+        assert_eq!(objects.skipped.get("Service"), Some(&1));
+        let s = objects.into_snapshot();
+        assert_eq!(s.node_info("n1").unwrap().pods.requested().milli_cpu, 500);
+    }
+
+    #[test]
+    fn reads_multi_document_yaml_with_lists_inside() {
+        let yaml = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n  allocatable:\n    cpu: 2\n---\n\
+                    apiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: p, namespace: ns}\n  spec:\n    nodeName: n1\n---\n";
+        let objects = parse_objects("c.yaml", yaml).unwrap();
+        assert_eq!(objects.nodes.len(), 1);
+        assert_eq!(objects.pods.len(), 1);
+        assert_eq!(objects.nodes[0].status.allocatable["cpu"].milli_value(), 2000);
+    }
+
+    #[test]
+    fn typed_lists_give_their_items_a_kind() {
+        let objects = parse_objects("n.json", r#"{"kind":"NodeList","items":[{"metadata":{"name":"n1"}}]}"#).unwrap();
+        assert_eq!(objects.nodes.len(), 1);
+    }
+
+    #[test]
+    fn errors_name_file_object_and_field() {
+        let bad = JSON_LIST.replace("\"500m\"", "\"half\"");
+        let e = parse_objects("c.json", &bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "c.json: items[1] (Pod ns/p): spec.containers[0].resources.requests.cpu: invalid quantity \"half\""
+            ),
+            "{e}"
+        );
+
+        let e = parse_objects("c.yaml", "kind: Pod\nmetadata:\n  name: p\nspec:\n  containers: 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("c.yaml: document 1 (Pod p): spec.containers: invalid type"), "{e}");
+
+        let e = parse_objects("c.json", r#"{"items":[{"metadata":{"name":"x"}}]}"#).unwrap_err().to_string();
+        assert_eq!(e, "c.json: items[0]: kind: missing (every object in a cluster file needs its kind)");
+
+        let e = parse_objects("c.json", "{\"kind\":\"List\",").unwrap_err().to_string();
+        assert!(e.starts_with("c.json: EOF while parsing"), "{e}");
+
+        let e = parse_objects("c.yaml", "kind: Node\nmetadata: {}\n").unwrap_err().to_string();
+        assert_eq!(e, "c.yaml: document 1 (Node ): metadata.name: missing");
+    }
+}

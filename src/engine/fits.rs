@@ -1,0 +1,190 @@
+//! Whether a pod fits one node: the ordered predicate loop, and upstream's `podFitsOnNode` double
+//! pass around it for nominated pods.
+
+use std::sync::Arc;
+
+use crate::cluster::{NodeInfo, PodInfo};
+use crate::engine::PodContext;
+use crate::policy::Plan;
+use crate::predicates::Reason;
+
+/// Runs the plan's predicates in order. Stops at the first predicate that fails unless the plan
+/// says `alwaysCheckAllPredicates`. Returns the reasons; none means the pod fits.
+pub fn run_predicates(plan: &Plan, pod: &PodContext, node: &NodeInfo) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    for predicate in &plan.predicates {
+        let before = reasons.len();
+        predicate.check(pod, node, &mut reasons);
+        if reasons.len() > before && !plan.always_check_all {
+            break;
+        }
+    }
+    reasons
+}
+
+/// Nominated pods that pass 1 adds to a node: those of priority >= the pod's own, never the pod
+/// itself (a pod may be nominated to the very node it is being checked against).
+fn nominated_to_add<'a>(pod: &'a PodContext, nominated: &'a [Arc<PodInfo>]) -> impl Iterator<Item = &'a Arc<PodInfo>> {
+    nominated.iter().filter(move |n| n.pod.priority() >= pod.priority && !n.pod.is_same_pod(&pod.pod))
+}
+
+/// Checks a pod against a node as kube-scheduler's `podFitsOnNode`:
+/// pass 1 on a copy of the node with the nominated pods of equal or higher priority added; if it
+/// fails, the node fails with its reasons. If no pods were added there is no pass 2. Otherwise pass
+/// 2 runs on the node as it is (the nominated pods may never land, and affinity to them must not be
+/// counted on), and the node fits only if both passes do.
+pub fn fits_on_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> Vec<Reason> {
+    let mut added = nominated_to_add(pod, nominated).peekable();
+    if added.peek().is_none() {
+        return run_predicates(plan, pod, node);
+    }
+    let with_nominated = node.with_added_pods(added);
+    let first = run_predicates(plan, pod, &with_nominated);
+    if !first.is_empty() {
+        return first;
+    }
+    run_predicates(plan, pod, node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predicates::pod_fits_resources::ERR_INSUFFICIENT_CPU;
+    use crate::predicates::Kind;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    fn plan(kinds: &[Kind], always_check_all: bool) -> Plan {
+        Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), always_check_all }
+    }
+
+    fn resources_plan() -> Plan {
+        plan(&[Kind::PodFitsResources], false)
+    }
+
+    /// A 4-cpu node with 3 cpu in use.
+    fn node() -> NodeInfo {
+        NodeInfo::from_parts(
+            NodeBuilder::new("n1").build(),
+            [PodBuilder::new("busy").node("n1").req(&[("cpu", "3")]).build()],
+        )
+    }
+
+    fn nominated(name: &str, priority: i32, cpu: &str) -> Arc<PodInfo> {
+        Arc::new(PodInfo::new(PodBuilder::new(name).nominated("n1").priority(priority).req(&[("cpu", cpu)]).build()))
+    }
+
+    fn incoming(priority: i32) -> PodContext {
+        PodContext::new(PodBuilder::new("incoming").priority(priority).req(&[("cpu", "1")]).build())
+    }
+
+    #[test]
+    fn higher_priority_nominated_pod_takes_the_last_cpu() {
+        let reasons = fits_on_node(&resources_plan(), &incoming(0), &node(), &[nominated("vip", 100, "1")]);
+        assert_eq!(reasons, vec![ERR_INSUFFICIENT_CPU]);
+    }
+
+    #[test]
+    fn equal_priority_nominated_pod_counts_too() {
+        let reasons = fits_on_node(&resources_plan(), &incoming(5), &node(), &[nominated("peer", 5, "1")]);
+        assert_eq!(reasons, vec![ERR_INSUFFICIENT_CPU]);
+    }
+
+    #[test]
+    fn lower_priority_nominated_pod_is_ignored() {
+        let reasons = fits_on_node(&resources_plan(), &incoming(10), &node(), &[nominated("low", 1, "1")]);
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn the_pods_own_nomination_is_ignored() {
+        let own = Arc::new(PodInfo::new(
+            PodBuilder::new("incoming").nominated("n1").priority(0).req(&[("cpu", "1")]).build(),
+        ));
+        assert!(fits_on_node(&resources_plan(), &incoming(0), &node(), &[own]).is_empty());
+    }
+
+    #[test]
+    fn own_nomination_is_matched_by_namespace_and_name_without_uids() {
+        let mut own = PodBuilder::new("incoming").nominated("n1").req(&[("cpu", "1")]).build();
+        own.metadata.uid.clear();
+        let mut pod = PodBuilder::new("incoming").req(&[("cpu", "1")]).build();
+        pod.metadata.uid.clear();
+        let reasons = fits_on_node(&resources_plan(), &PodContext::new(pod), &node(), &[Arc::new(PodInfo::new(own))]);
+        assert!(reasons.is_empty());
+    }
+
+    #[test]
+    fn a_different_pod_with_the_same_name_in_another_namespace_counts() {
+        let other = Arc::new(PodInfo::new(
+            PodBuilder::new("incoming").namespace("other").uid("").nominated("n1").req(&[("cpu", "1")]).build(),
+        ));
+        let mut pod = PodBuilder::new("incoming").req(&[("cpu", "1")]).build();
+        pod.metadata.uid.clear();
+        let reasons = fits_on_node(&resources_plan(), &PodContext::new(pod), &node(), &[other]);
+        assert_eq!(reasons, vec![ERR_INSUFFICIENT_CPU]);
+    }
+
+    #[test]
+    fn no_nominated_pods_is_a_single_pass() {
+        assert!(fits_on_node(&resources_plan(), &incoming(0), &node(), &[]).is_empty());
+    }
+
+    /// Counts the nodes it is called with: shows how many passes ran and what each saw.
+    #[derive(Debug, Default)]
+    struct PodCounter(std::sync::Mutex<Vec<usize>>);
+
+    impl crate::predicates::Predicate for PodCounter {
+        fn name(&self) -> &str {
+            "PodCounter"
+        }
+        fn check(&self, _pod: &PodContext, node: &NodeInfo, _reasons: &mut Vec<Reason>) {
+            self.0.lock().unwrap().push(node.pods.pods().len());
+        }
+    }
+
+    #[test]
+    fn pass_two_runs_on_the_node_without_the_nominated_pods() {
+        let counter = Arc::new(PodCounter::default());
+        let plan = Plan { predicates: vec![counter.clone()], always_check_all: false };
+        assert!(fits_on_node(&plan, &incoming(0), &node(), &[nominated("vip", 100, "100m")]).is_empty());
+        assert_eq!(*counter.0.lock().unwrap(), vec![2, 1], "pass 1 with the nominated pod, pass 2 without");
+
+        let counter = Arc::new(PodCounter::default());
+        let plan = Plan { predicates: vec![counter.clone()], always_check_all: false };
+        fits_on_node(&plan, &incoming(0), &node(), &[]);
+        assert_eq!(*counter.0.lock().unwrap(), vec![1], "no nominated pods: one pass");
+    }
+
+    #[test]
+    fn pass_two_failure_fails_the_node() {
+        // A predicate that fails only when the node has exactly its own pods (pass 2): stands for
+        // affinity that the nominated pods satisfied in pass 1.
+        #[derive(Debug)]
+        struct NeedsTwoPods;
+        impl crate::predicates::Predicate for NeedsTwoPods {
+            fn name(&self) -> &str {
+                "NeedsTwoPods"
+            }
+            fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+                if node.pods.pods().len() < 2 {
+                    reasons.push(Reason::unresolvable("needs two pods"));
+                }
+            }
+        }
+        let plan = Plan { predicates: vec![Arc::new(NeedsTwoPods)], always_check_all: false };
+        let reasons = fits_on_node(&plan, &incoming(0), &node(), &[nominated("vip", 100, "100m")]);
+        assert_eq!(reasons, vec![Reason::unresolvable("needs two pods")]);
+    }
+
+    #[test]
+    fn first_failure_stops_unless_always_check_all() {
+        let tainted = NodeInfo::from_parts(
+            NodeBuilder::new("n1").taint("a", "", "NoSchedule").condition("Ready", "False").build(),
+            [],
+        );
+        let kinds = [Kind::CheckNodeCondition, Kind::PodToleratesNodeTaints];
+        let pod = incoming(0);
+        assert_eq!(run_predicates(&plan(&kinds, false), &pod, &tainted).len(), 1);
+        assert_eq!(run_predicates(&plan(&kinds, true), &pod, &tainted).len(), 2);
+    }
+}

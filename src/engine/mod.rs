@@ -1,0 +1,152 @@
+//! The engine: prepares the pod once (`PodContext`), then checks it against every candidate node on
+//! the parallel evaluator with the ordered predicates and the nominated-pod double pass.
+
+pub mod evaluator;
+pub mod fits;
+pub mod pod_context;
+
+use std::sync::Arc;
+
+pub use evaluator::{CancelFlag, Cancelled, Evaluator};
+pub use pod_context::PodContext;
+
+use crate::cluster::{NodeInfo, Snapshot};
+use crate::policy::Plan;
+use crate::predicates::Reason;
+
+/// A node a request asks about.
+#[derive(Debug, Clone)]
+pub enum Candidate {
+    /// A node with what runs on it.
+    Known(NodeInfo),
+    /// A name the cluster model does not know (its cache may lag a new node).
+    Unknown(String),
+}
+
+impl Candidate {
+    pub fn name(&self) -> &str {
+        match self {
+            Candidate::Known(n) => n.name(),
+            Candidate::Unknown(name) => name,
+        }
+    }
+}
+
+/// What the engine found for one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Fits,
+    /// The reasons, in predicate order.
+    Fails(Vec<Reason>),
+    /// The node is not in the cluster model.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn fits(&self) -> bool {
+        matches!(self, Verdict::Fits)
+    }
+}
+
+/// Checks the pod against every candidate, in parallel; verdicts come back in candidate order.
+pub fn filter(
+    evaluator: &Evaluator,
+    plan: &Plan,
+    pod: &PodContext,
+    snapshot: &Snapshot,
+    candidates: &[Candidate],
+    cancel: &CancelFlag,
+) -> Result<Vec<Verdict>, Cancelled> {
+    evaluator.map(candidates, cancel, |candidate| match candidate {
+        Candidate::Unknown(_) => Verdict::Unknown,
+        Candidate::Known(node) => {
+            let reasons = fits::fits_on_node(plan, pod, node, snapshot.nominated_on(node.name()));
+            if reasons.is_empty() {
+                Verdict::Fits
+            } else {
+                Verdict::Fails(reasons)
+            }
+        }
+    })
+}
+
+/// What one filter request needs, owned, so it can move onto the evaluator's pool.
+#[derive(Debug)]
+pub struct FilterJob {
+    pub plan: Arc<Plan>,
+    pub pod: PodContext,
+    pub snapshot: Arc<Snapshot>,
+    pub candidates: Vec<Candidate>,
+    pub cancel: CancelFlag,
+}
+
+impl FilterJob {
+    pub fn run(&self, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
+        filter(evaluator, &self.plan, &self.pod, &self.snapshot, &self.candidates, &self.cancel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::Snapshot;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    /// 5,000 nodes of every kind of outcome: full, tainted, cordoned, not ready, mislabelled.
+    fn big_cluster() -> (Snapshot, Vec<String>) {
+        let mut nodes = Vec::new();
+        let mut pods = Vec::new();
+        for i in 0..5000 {
+            let name = format!("node-{i:04}");
+            let mut b = NodeBuilder::new(&name).label("zone", if i % 3 == 0 { "a" } else { "b" });
+            match i % 7 {
+                0 => b = b.taint("dedicated", "x", "NoSchedule"),
+                1 => b = b.unschedulable(),
+                2 => b = b.condition("Ready", "False"),
+                _ => {}
+            }
+            nodes.push(b.build());
+            pods.push(
+                PodBuilder::new(&format!("p-{i}"))
+                    .node(&name)
+                    .req(&[("cpu", &format!("{}m", (i * 37) % 4000))])
+                    .build(),
+            );
+            if i % 11 == 0 {
+                pods.push(
+                    PodBuilder::new(&format!("nom-{i}")).nominated(&name).priority(100).req(&[("cpu", "500m")]).build(),
+                );
+            }
+        }
+        let names = nodes.iter().map(|n| n.metadata.name.clone()).collect();
+        (Snapshot::build(nodes, pods), names)
+    }
+
+    #[test]
+    fn parallelism_1_and_16_agree_on_5000_nodes_in_input_order() {
+        let (snapshot, mut names) = big_cluster();
+        names.reverse(); // input order, not the snapshot's order, must be kept
+        let candidates: Vec<Candidate> =
+            names.iter().map(|n| Candidate::Known(snapshot.node_info(n).unwrap())).collect();
+        let pod = PodContext::new(PodBuilder::new("incoming").node_selector("zone", "b").req(&[("cpu", "1")]).build());
+        let plan = Plan::default_plan();
+        let serial =
+            filter(&Evaluator::new(1).unwrap(), &plan, &pod, &snapshot, &candidates, &CancelFlag::new()).unwrap();
+        let parallel =
+            filter(&Evaluator::new(16).unwrap(), &plan, &pod, &snapshot, &candidates, &CancelFlag::new()).unwrap();
+        assert_eq!(serial, parallel);
+        // Each verdict belongs to its own node: recompute a few one by one.
+        for i in [0, 1, 2, 3, 10, 4999] {
+            let node = snapshot.node_info(&names[i]).unwrap();
+            let alone = fits::fits_on_node(&plan, &pod, &node, snapshot.nominated_on(&names[i]));
+            assert_eq!(
+                parallel[i],
+                if alone.is_empty() { Verdict::Fits } else { Verdict::Fails(alone) },
+                "{}",
+                names[i]
+            );
+        }
+        let fits = parallel.iter().filter(|v| v.fits()).count();
+        assert!(fits > 0 && fits < 5000, "a mix of outcomes, got {fits} fits");
+    }
+}

@@ -1,0 +1,42 @@
+//! `PodContext`: everything about the incoming pod that the predicates read, computed once per
+//! request instead of once per node.
+
+use crate::cluster::host_ports::{pod_host_ports, HostPort};
+use crate::cluster::objects::Pod;
+use crate::cluster::resources::{pod_requests, Resource};
+use crate::selectors::NodeSelectorTerms;
+
+/// The pod being scheduled, prepared for the predicates.
+#[derive(Debug, Clone)]
+pub struct PodContext {
+    pub pod: Pod,
+    /// What the pod needs of a node (containers, init containers, sidecars, overhead).
+    pub requests: Resource,
+    /// The host ports the pod binds.
+    pub host_ports: Vec<HostPort>,
+    /// `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`, compiled.
+    pub required_node_affinity: Option<NodeSelectorTerms>,
+    /// BestEffort QoS: refused by nodes under memory pressure.
+    pub best_effort: bool,
+    pub priority: i32,
+}
+
+impl PodContext {
+    pub fn new(pod: Pod) -> Self {
+        let required_node_affinity = pod
+            .spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
+            .map(|selector| NodeSelectorTerms::compile(&selector.node_selector_terms));
+        PodContext {
+            requests: pod_requests(&pod),
+            host_ports: pod_host_ports(&pod),
+            best_effort: pod.is_best_effort(),
+            priority: pod.priority(),
+            required_node_affinity,
+            pod,
+        }
+    }
+}

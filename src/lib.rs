@@ -1,0 +1,24 @@
+//! `predicate-extender`: a kube-scheduler extender that runs the classic scheduling predicates.
+//!
+//! kube-scheduler calls it over HTTP (`extenders:` in its configuration) with the pod to place and
+//! the candidate nodes; it answers which nodes fit and why the others do not, binds pods, and keeps
+//! its own model of the cluster so it knows what already runs where.
+//!
+//! A request flows `server` → `wire` (decode) → `cluster` (the snapshot it reads) → `engine`
+//! (`PodContext` once, then every node on the parallel evaluator through the ordered predicates of
+//! the `policy`, with the nominated-pod double pass) → `wire` (encode).
+#![forbid(unsafe_code)]
+// Nothing a request, a file or the API server sends may panic the server: no unwrap/expect outside tests.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod bind;
+pub mod cli;
+pub mod cluster;
+pub mod engine;
+pub mod policy;
+pub mod predicates;
+pub mod quantity;
+pub mod selectors;
+pub mod server;
+pub mod testing;
+pub mod wire;

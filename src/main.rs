@@ -1,0 +1,83 @@
+//! `predicate-extender`: parse flags, start logging, serve until SIGTERM or Ctrl-C.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+use predicate_extender::cli::{Cli, Command, LogFormat, ServeArgs};
+use tracing_subscriber::EnvFilter;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Serve(args) => serve(args),
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // Colour only for a person at a terminal, and never when NO_COLOR is set.
+    let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(ansi);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+fn serve(args: ServeArgs) -> ExitCode {
+    init_logging(args.log_format);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("predicate-extender: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let server = match predicate_extender::server::start(args.to_config()).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("predicate-extender: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        shutdown_signal().await;
+        tracing::info!("shutting down: finishing in-flight requests");
+        match server.shutdown().await {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("predicate-extender: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
+}
+
+/// Resolves on SIGTERM (what kubelet sends) or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = terminate => {},
+    }
+}

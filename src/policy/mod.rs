@@ -1,0 +1,359 @@
+//! The Policy file (kube-scheduler's `kind: Policy`, `apiVersion: v1`, 1.10-1.22) with the
+//! per-predicate `order` of the predicates-ordering design, turned into a validated [`Plan`].
+//!
+//! Ordering: entries with `order` run first, ascending; equal orders keep the static order among
+//! themselves; entries without `order` follow in static order. No file, or a file without
+//! `predicates`, runs the default set in static order; `predicates: []` runs none.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::predicates::check_node_label_presence::CheckNodeLabelPresence;
+use crate::predicates::{ArgumentNeed, Kind, Predicate};
+
+/// Why a Policy is invalid; the message names the file and the entry.
+#[derive(Debug, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct PolicyError {
+    pub file: String,
+    pub message: String,
+}
+
+/// The Policy document.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyFile {
+    pub kind: Option<String>,
+    pub api_version: Option<String>,
+    pub predicates: Option<Vec<PredicatePolicy>>,
+    pub priorities: Option<Vec<PriorityPolicy>>,
+    pub hard_pod_affinity_symmetric_weight: Option<i64>,
+    #[serde(default)]
+    pub always_check_all_predicates: bool,
+}
+
+/// One `predicates` entry.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PredicatePolicy {
+    pub name: String,
+    pub order: Option<i64>,
+    pub argument: Option<PredicateArgument>,
+}
+
+/// A predicate's `argument`: exactly one of its fields.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PredicateArgument {
+    pub service_affinity: Option<ServiceAffinityArgument>,
+    pub labels_presence: Option<LabelsPresenceArgument>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceAffinityArgument {
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelsPresenceArgument {
+    pub labels: Vec<String>,
+    pub presence: bool,
+}
+
+/// One `priorities` entry (validated once `/prioritize` exists).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriorityPolicy {
+    pub name: String,
+    pub weight: i64,
+    pub argument: Option<serde_json::Value>,
+}
+
+/// What the engine runs: predicates in order, and whether to stop at the first failure.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub predicates: Vec<Arc<dyn Predicate>>,
+    pub always_check_all: bool,
+}
+
+impl Plan {
+    /// The default set in static order, stopping at the first failure.
+    pub fn default_plan() -> Plan {
+        let predicates = Kind::ALL.iter().filter(|k| k.in_default_set()).filter_map(|k| k.instantiate()).collect();
+        Plan { predicates, always_check_all: false }
+    }
+
+    /// The names of the predicates, in the order they run.
+    pub fn predicate_names(&self) -> Vec<&str> {
+        self.predicates.iter().map(|p| p.name()).collect()
+    }
+}
+
+/// Reads and validates a Policy file.
+pub fn load_policy(path: &Path) -> Result<Plan, PolicyError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| PolicyError { file: file.clone(), message: format!("cannot read: {e}") })?;
+    parse_policy(&file, &text)
+}
+
+/// Parses and validates Policy text (JSON or YAML); `file` names it in errors.
+pub fn parse_policy(file: &str, text: &str) -> Result<Plan, PolicyError> {
+    let err = |message: String| PolicyError { file: file.to_string(), message };
+    let policy: PolicyFile = if text.trim_start().starts_with('{') {
+        let mut de = serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(&mut de).map_err(|e| err(path_message(e.path(), e.inner())))?
+    } else {
+        let de = serde_yaml::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| err(path_message(e.path(), e.inner())))?
+    };
+    plan_from(policy).map_err(err)
+}
+
+fn path_message(path: &serde_path_to_error::Path, inner: &dyn std::fmt::Display) -> String {
+    let path = path.to_string();
+    if path == "." {
+        inner.to_string()
+    } else {
+        format!("{path}: {inner}")
+    }
+}
+
+/// Validates a decoded Policy and orders its predicates.
+pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
+    match policy.kind.as_deref() {
+        Some("Policy") => {}
+        other => return Err(format!("kind: must be \"Policy\", found {other:?}")),
+    }
+    match policy.api_version.as_deref() {
+        Some("v1") => {}
+        other => return Err(format!("apiVersion: must be \"v1\", found {other:?}")),
+    }
+    if let Some(w) = policy.hard_pod_affinity_symmetric_weight {
+        if !(0..=100).contains(&w) {
+            return Err(format!("hardPodAffinitySymmetricWeight: must be in the range 0-100, found {w}"));
+        }
+        tracing::warn!(
+            weight = w,
+            "hardPodAffinitySymmetricWeight only affects priorities, which this version does not serve yet"
+        );
+    }
+    if let Some(priorities) = &policy.priorities {
+        if let Some(first) = priorities.first() {
+            return Err(format!(
+                "priorities[0] ({:?}): this version serves no /prioritize verb, so priorities would have no effect; remove the priorities section",
+                first.name
+            ));
+        }
+    }
+
+    let Some(entries) = policy.predicates else {
+        let mut plan = Plan::default_plan();
+        plan.always_check_all = policy.always_check_all_predicates;
+        return Ok(plan);
+    };
+
+    struct Placed {
+        order: Option<i64>,
+        rank: usize,
+        index: usize,
+        predicate: Arc<dyn Predicate>,
+    }
+    let mut placed: Vec<Placed> = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let at = format!("predicates[{index}] ({:?})", entry.name);
+        if entry.name.is_empty() {
+            return Err(format!("predicates[{index}].name: must not be empty"));
+        }
+        if entries[..index].iter().any(|e| e.name == entry.name) {
+            return Err(format!("{at}: listed twice"));
+        }
+        if let Some(order) = entry.order {
+            if order <= 0 {
+                return Err(format!("{at}.order: must be a positive integer, found {order}"));
+            }
+        }
+        let (kind, predicate) = instantiate(entry).map_err(|why| format!("{at}: {why}"))?;
+        placed.push(Placed { order: entry.order, rank: kind.rank(), index, predicate });
+    }
+    // Ordered entries first by (order, static rank); then the rest in static order. The sort is
+    // stable and the file index breaks the remaining ties, so the result never depends on chance.
+    placed.sort_by_key(|p| (p.order.is_none(), p.order.unwrap_or(0), p.rank, p.index));
+    Ok(Plan {
+        predicates: placed.into_iter().map(|p| p.predicate).collect(),
+        always_check_all: policy.always_check_all_predicates,
+    })
+}
+
+/// The predicate an entry names. A named kind must get exactly the argument it needs; an entry with
+/// a `labelsPresence` argument may carry any name (upstream registers such custom predicates under
+/// their Policy name) and takes CheckNodeLabelPresence's place in the static order.
+fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), String> {
+    let kind = Kind::from_name(&entry.name);
+    let argument = entry.argument.as_ref();
+    let (labels_presence, service_affinity) = match argument {
+        Some(a) => (a.labels_presence.as_ref(), a.service_affinity.as_ref()),
+        None => (None, None),
+    };
+    if labels_presence.is_some() && service_affinity.is_some() {
+        return Err("argument: give either labelsPresence or serviceAffinity, not both".to_string());
+    }
+    if argument.is_some() && labels_presence.is_none() && service_affinity.is_none() {
+        return Err("argument: must hold labelsPresence or serviceAffinity".to_string());
+    }
+
+    match (kind, labels_presence, service_affinity) {
+        (None | Some(Kind::CheckNodeLabelPresence), Some(lp), None) => {
+            if lp.labels.is_empty() {
+                return Err("argument.labelsPresence.labels: must list at least one label".to_string());
+            }
+            let p = CheckNodeLabelPresence::new(&entry.name, lp.labels.clone(), lp.presence);
+            Ok((Kind::CheckNodeLabelPresence, Arc::new(p)))
+        }
+        (None | Some(Kind::CheckServiceAffinity), None, Some(_)) => {
+            Err("CheckServiceAffinity (argument serviceAffinity) is not available in this version".to_string())
+        }
+        (Some(k), None, None) => match k.argument_need() {
+            ArgumentNeed::LabelsPresence => {
+                Err("argument.labelsPresence: required by CheckNodeLabelPresence".to_string())
+            }
+            ArgumentNeed::ServiceAffinity => {
+                Err("argument.serviceAffinity: required by CheckServiceAffinity".to_string())
+            }
+            ArgumentNeed::None => {
+                let p = k.instantiate().ok_or_else(|| format!("{} is not available in this version", k.name()))?;
+                Ok((k, p))
+            }
+        },
+        (Some(k), _, _) => Err(format!("argument: {} takes no argument", k.name())),
+        (None, None, None) => {
+            let known: Vec<_> = Kind::ALL.iter().filter(|k| k.is_available()).map(|k| k.name()).collect();
+            Err(format!("unknown predicate; this version knows {}", known.join(", ")))
+        }
+        (None, _, _) => unreachable!("both arguments were rejected above"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(json: &str) -> Result<Plan, String> {
+        parse_policy("policy.json", json).map_err(|e| e.to_string())
+    }
+
+    fn names(json: &str) -> Vec<String> {
+        plan(json).unwrap().predicate_names().into_iter().map(String::from).collect()
+    }
+
+    const HEAD: &str = r#""kind":"Policy","apiVersion":"v1""#;
+
+    #[test]
+    fn no_predicates_key_means_the_default_set_in_static_order() {
+        let got = names(&format!("{{{HEAD}}}"));
+        assert_eq!(
+            got,
+            [
+                "CheckNodeCondition",
+                "CheckNodeUnschedulable",
+                "GeneralPredicates",
+                "PodToleratesNodeTaints",
+                "CheckNodeMemoryPressure",
+                "CheckNodePIDPressure",
+                "CheckNodeDiskPressure",
+            ]
+        );
+        assert_eq!(Plan::default_plan().predicate_names(), got);
+    }
+
+    #[test]
+    fn an_empty_list_runs_nothing() {
+        assert!(names(&format!(r#"{{{HEAD},"predicates":[]}}"#)).is_empty());
+    }
+
+    #[test]
+    fn listed_predicates_run_in_static_order() {
+        let got = names(&format!(
+            r#"{{{HEAD},"predicates":[{{"name":"PodToleratesNodeTaints"}},{{"name":"PodFitsResources"}},{{"name":"CheckNodeCondition"}}]}}"#
+        ));
+        assert_eq!(got, ["CheckNodeCondition", "PodFitsResources", "PodToleratesNodeTaints"]);
+    }
+
+    #[test]
+    fn ordered_entries_run_first_ascending_ties_in_static_order() {
+        let got = names(&format!(
+            r#"{{{HEAD},"predicates":[
+                {{"name":"CheckNodeCondition"}},
+                {{"name":"PodToleratesNodeTaints","order":1}},
+                {{"name":"PodFitsResources","order":2}},
+                {{"name":"MatchNodeSelector","order":2}},
+                {{"name":"HostName"}},
+                {{"name":"CheckNodeDiskPressure","order":1}}
+            ]}}"#
+        ));
+        assert_eq!(
+            got,
+            [
+                "PodToleratesNodeTaints",
+                "CheckNodeDiskPressure",
+                "MatchNodeSelector",
+                "PodFitsResources",
+                "CheckNodeCondition",
+                "HostName"
+            ]
+        );
+    }
+
+    #[test]
+    fn label_presence_takes_an_argument_and_may_have_a_custom_name() {
+        let got = names(&format!(
+            r#"{{{HEAD},"predicates":[
+                {{"name":"PodFitsResources"}},
+                {{"name":"ZoneRequired","argument":{{"labelsPresence":{{"labels":["zone"],"presence":true}}}}}},
+                {{"name":"CheckNodeCondition"}}
+            ]}}"#
+        ));
+        assert_eq!(got, ["CheckNodeCondition", "PodFitsResources", "ZoneRequired"]);
+    }
+
+    #[test]
+    fn yaml_policies_are_read_too() {
+        let got = names(
+            "kind: Policy\napiVersion: v1\nalwaysCheckAllPredicates: true\npredicates:\n- name: HostName\n  order: 3\n",
+        );
+        assert_eq!(got, ["HostName"]);
+        assert!(plan("kind: Policy\napiVersion: v1\nalwaysCheckAllPredicates: true\n").unwrap().always_check_all);
+    }
+
+    #[test]
+    fn validation_errors_name_the_entry() {
+        let cases = [
+            (r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsPorts"}]}"#, "policy.json: predicates[0] (\"PodFitsPorts\"): unknown predicate; this version knows CheckNodeCondition,"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":0}}]}}"#), "policy.json: predicates[0] (\"HostName\").order: must be a positive integer, found 0"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":-3}}]}}"#), "policy.json: predicates[0] (\"HostName\").order: must be a positive integer, found -3"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":1.5}}]}}"#), "policy.json: predicates[0].order: invalid type: floating point `1.5`, expected i64"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName"}},{{"name":"HostName"}}]}}"#), "policy.json: predicates[1] (\"HostName\"): listed twice"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"CheckNodeLabelPresence"}}]}}"#), "policy.json: predicates[0] (\"CheckNodeLabelPresence\"): argument.labelsPresence: required by CheckNodeLabelPresence"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"L","argument":{{"labelsPresence":{{"labels":[],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"L\"): argument.labelsPresence.labels: must list at least one label"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{"labelsPresence":{{"labels":["a"],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: HostName takes no argument"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"MatchInterPodAffinity"}}]}}"#), "policy.json: predicates[0] (\"MatchInterPodAffinity\"): MatchInterPodAffinity is not available in this version"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"S","argument":{{"serviceAffinity":{{"labels":["zone"]}}}}}}]}}"#), "policy.json: predicates[0] (\"S\"): CheckServiceAffinity (argument serviceAffinity) is not available in this version"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: must hold labelsPresence or serviceAffinity"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","weight":1}}]}}"#), "policy.json: predicates[0].weight: unknown field `weight`, expected one of `name`, `order`, `argument`"),
+            (&format!(r#"{{{HEAD},"predicate":[]}}"#), "policy.json: predicate: unknown field `predicate`, expected one of `kind`"),
+            (r#"{"kind":"Pod","apiVersion":"v1"}"#, "policy.json: kind: must be \"Policy\", found Some(\"Pod\")"),
+            (r#"{"kind":"Policy"}"#, "policy.json: apiVersion: must be \"v1\", found None"),
+            (&format!(r#"{{{HEAD},"hardPodAffinitySymmetricWeight":101}}"#), "policy.json: hardPodAffinitySymmetricWeight: must be in the range 0-100, found 101"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"LeastRequestedPriority","weight":1}}]}}"#), "policy.json: priorities[0] (\"LeastRequestedPriority\"): this version serves no /prioritize verb"),
+            ("{\"kind\":", "policy.json: kind: EOF while parsing a value at line 1 column 8"),
+        ];
+        for (input, want) in cases {
+            let got = plan(input).unwrap_err();
+            assert!(got.starts_with(want), "for {input}\n got: {got}\nwant: {want}");
+        }
+    }
+}

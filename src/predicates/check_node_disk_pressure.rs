@@ -1,0 +1,49 @@
+//! CheckNodeDiskPressure: a node reporting DiskPressure takes no new pods.
+
+use crate::cluster::NodeInfo;
+use crate::engine::PodContext;
+use crate::predicates::node_pressure::condition_is_true;
+use crate::predicates::{Predicate, Reason};
+
+pub const ERR_NODE_UNDER_DISK_PRESSURE: Reason = Reason::unresolvable("node(s) had disk pressure");
+
+#[derive(Debug)]
+pub struct CheckNodeDiskPressure;
+
+impl Predicate for CheckNodeDiskPressure {
+    fn name(&self) -> &str {
+        "CheckNodeDiskPressure"
+    }
+
+    fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        if condition_is_true(node, "DiskPressure") {
+            reasons.push(ERR_NODE_UNDER_DISK_PRESSURE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predicates::reasons_of;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    #[test]
+    fn every_pod_is_refused_under_pressure() {
+        let cases = [
+            ("pressure", "True", PodBuilder::new("p"), vec![ERR_NODE_UNDER_DISK_PRESSURE]),
+            (
+                "pressure, burstable pod",
+                "True",
+                PodBuilder::new("p").req(&[("cpu", "1")]),
+                vec![ERR_NODE_UNDER_DISK_PRESSURE],
+            ),
+            ("no pressure", "False", PodBuilder::new("p"), vec![]),
+            ("unknown is not pressure", "Unknown", PodBuilder::new("p"), vec![]),
+        ];
+        for (name, status, pod, want) in cases {
+            let node = NodeInfo::from_parts(NodeBuilder::new("n").condition("DiskPressure", status).build(), []);
+            assert_eq!(reasons_of(&CheckNodeDiskPressure, pod.build(), &node), want, "{name}");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! GeneralPredicates: PodFitsResources, HostName, PodFitsHostPorts and MatchNodeSelector in one,
+//! reporting every part that fails.
+
+use crate::cluster::NodeInfo;
+use crate::engine::PodContext;
+use crate::predicates::host_name::{fits_host, ERR_POD_NOT_MATCH_HOST_NAME};
+use crate::predicates::match_node_selector::{matches_node_selector, ERR_NODE_SELECTOR_NOT_MATCH};
+use crate::predicates::pod_fits_host_ports::{fits_host_ports, ERR_POD_NOT_FITS_HOST_PORTS};
+use crate::predicates::pod_fits_resources::check_resources;
+use crate::predicates::{Predicate, Reason};
+
+#[derive(Debug)]
+pub struct GeneralPredicates;
+
+impl Predicate for GeneralPredicates {
+    fn name(&self) -> &str {
+        "GeneralPredicates"
+    }
+
+    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        check_resources(pod, node, reasons);
+        if !fits_host(pod, node) {
+            reasons.push(ERR_POD_NOT_MATCH_HOST_NAME);
+        }
+        if !fits_host_ports(pod, node) {
+            reasons.push(ERR_POD_NOT_FITS_HOST_PORTS);
+        }
+        if !matches_node_selector(pod, node) {
+            reasons.push(ERR_NODE_SELECTOR_NOT_MATCH);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predicates::pod_fits_resources::ERR_INSUFFICIENT_CPU;
+    use crate::predicates::reasons_of;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    #[test]
+    fn reports_every_failing_part() {
+        let node = NodeInfo::from_parts(
+            NodeBuilder::new("n1").label("zone", "a").build(),
+            [PodBuilder::new("old").host_port(80, "", "").build()],
+        );
+        let cases = [
+            ("fits", PodBuilder::new("p").req(&[("cpu", "1")]), vec![]),
+            ("resources only", PodBuilder::new("p").req(&[("cpu", "5")]), vec![ERR_INSUFFICIENT_CPU]),
+            (
+                "all four parts",
+                PodBuilder::new("p").req(&[("cpu", "5")]).node("n2").host_port(80, "", "").node_selector("zone", "b"),
+                vec![
+                    ERR_INSUFFICIENT_CPU,
+                    ERR_POD_NOT_MATCH_HOST_NAME,
+                    ERR_POD_NOT_FITS_HOST_PORTS,
+                    ERR_NODE_SELECTOR_NOT_MATCH,
+                ],
+            ),
+            ("selector only", PodBuilder::new("p").node_selector("zone", "b"), vec![ERR_NODE_SELECTOR_NOT_MATCH]),
+        ];
+        for (name, pod, want) in cases {
+            assert_eq!(reasons_of(&GeneralPredicates, pod.build(), &node), want, "{name}");
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! HostName: a pod that names its node (`spec.nodeName`) fits only that node.
+
+use crate::cluster::NodeInfo;
+use crate::engine::PodContext;
+use crate::predicates::{Predicate, Reason};
+
+pub const ERR_POD_NOT_MATCH_HOST_NAME: Reason = Reason::unresolvable("node(s) didn't match the requested hostname");
+
+#[derive(Debug)]
+pub struct HostName;
+
+/// The check, shared with GeneralPredicates.
+pub fn fits_host(pod: &PodContext, node: &NodeInfo) -> bool {
+    let wanted = &pod.pod.spec.node_name;
+    wanted.is_empty() || wanted == node.name()
+}
+
+impl Predicate for HostName {
+    fn name(&self) -> &str {
+        "HostName"
+    }
+
+    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        if !fits_host(pod, node) {
+            reasons.push(ERR_POD_NOT_MATCH_HOST_NAME);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predicates::reasons_of;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    #[test]
+    fn host_names() {
+        let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);
+        let cases = [
+            ("no nodeName", PodBuilder::new("p"), vec![]),
+            ("this node", PodBuilder::new("p").node("n1"), vec![]),
+            ("another node", PodBuilder::new("p").node("n2"), vec![ERR_POD_NOT_MATCH_HOST_NAME]),
+        ];
+        for (name, pod, want) in cases {
+            assert_eq!(reasons_of(&HostName, pod.build(), &node), want, "{name}");
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! Node selector terms (required node affinity) compiled once per pod and matched per node, with the
+//! semantics of `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`.
+//!
+//! Terms are ORed, the requirements of a term ANDed. A term with nothing in it matches no node. A
+//! term with an invalid requirement (an unknown operator, `In` without values, `Gt` with a
+//! non-integer, a field other than `metadata.name`) never matches, as upstream drops it; the other
+//! terms still apply.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
+
+/// One compiled requirement on a node label.
+#[derive(Debug, Clone, PartialEq)]
+enum LabelRequirement {
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+    Gt(String, i64),
+    Lt(String, i64),
+}
+
+impl LabelRequirement {
+    fn compile(r: &NodeSelectorRequirement) -> Option<Self> {
+        let values = r.values.clone().unwrap_or_default();
+        let single_int = || match values.as_slice() {
+            [v] => v.parse::<i64>().ok(),
+            _ => None,
+        };
+        let key = r.key.clone();
+        Some(match r.operator.as_str() {
+            "In" if !values.is_empty() => LabelRequirement::In(key, values),
+            "NotIn" if !values.is_empty() => LabelRequirement::NotIn(key, values),
+            "Exists" if values.is_empty() => LabelRequirement::Exists(key),
+            "DoesNotExist" if values.is_empty() => LabelRequirement::DoesNotExist(key),
+            "Gt" => LabelRequirement::Gt(key, single_int()?),
+            "Lt" => LabelRequirement::Lt(key, single_int()?),
+            _ => return None,
+        })
+    }
+
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let int_label = |k: &str| labels.get(k).and_then(|v| v.parse::<i64>().ok());
+        match self {
+            LabelRequirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+            LabelRequirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+            LabelRequirement::Exists(k) => labels.contains_key(k),
+            LabelRequirement::DoesNotExist(k) => !labels.contains_key(k),
+            LabelRequirement::Gt(k, n) => int_label(k).is_some_and(|v| v > *n),
+            LabelRequirement::Lt(k, n) => int_label(k).is_some_and(|v| v < *n),
+        }
+    }
+}
+
+/// A `matchFields` requirement: only `metadata.name`, with `In` or `NotIn`.
+#[derive(Debug, Clone, PartialEq)]
+struct NameRequirement {
+    negate: bool,
+    names: Vec<String>,
+}
+
+impl NameRequirement {
+    fn compile(r: &NodeSelectorRequirement) -> Option<Self> {
+        let names = r.values.clone().unwrap_or_default();
+        if r.key != "metadata.name" || names.len() != 1 {
+            // Upstream accepts exactly one value for metadata.name field selectors.
+            return None;
+        }
+        match r.operator.as_str() {
+            "In" => Some(NameRequirement { negate: false, names }),
+            "NotIn" => Some(NameRequirement { negate: true, names }),
+            _ => None,
+        }
+    }
+
+    fn matches(&self, node_name: &str) -> bool {
+        self.names.iter().any(|n| n == node_name) != self.negate
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct CompiledTerm {
+    labels: Vec<LabelRequirement>,
+    fields: Vec<NameRequirement>,
+}
+
+/// Node selector terms, compiled.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NodeSelectorTerms {
+    /// Terms that compiled; invalid and empty terms are dropped, as they match nothing.
+    terms: Vec<CompiledTerm>,
+}
+
+impl NodeSelectorTerms {
+    pub fn compile(terms: &[NodeSelectorTerm]) -> Self {
+        let compiled = terms
+            .iter()
+            .filter_map(|t| {
+                let exprs = t.match_expressions.as_deref().unwrap_or_default();
+                let fields = t.match_fields.as_deref().unwrap_or_default();
+                if exprs.is_empty() && fields.is_empty() {
+                    return None;
+                }
+                Some(CompiledTerm {
+                    labels: exprs.iter().map(LabelRequirement::compile).collect::<Option<_>>()?,
+                    fields: fields.iter().map(NameRequirement::compile).collect::<Option<_>>()?,
+                })
+            })
+            .collect();
+        NodeSelectorTerms { terms: compiled }
+    }
+
+    /// Whether any term matches the node's labels and name.
+    pub fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
+        self.terms
+            .iter()
+            .any(|t| t.labels.iter().all(|r| r.matches(labels)) && t.fields.iter().all(|r| r.matches(node_name)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{field_term, requirement as req, term};
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn operators() {
+        let node = labels(&[("zone", "a"), ("cores", "8"), ("bad", "x")]);
+        let cases = [
+            ("In matches", req("zone", "In", &["a", "b"]), true),
+            ("In misses", req("zone", "In", &["b"]), false),
+            ("In on a missing key", req("region", "In", &["a"]), false),
+            ("NotIn on another value", req("zone", "NotIn", &["b"]), true),
+            ("NotIn on the value", req("zone", "NotIn", &["a"]), false),
+            ("NotIn on a missing key matches", req("region", "NotIn", &["a"]), true),
+            ("Exists", req("zone", "Exists", &[]), true),
+            ("Exists missing", req("region", "Exists", &[]), false),
+            ("DoesNotExist", req("region", "DoesNotExist", &[]), true),
+            ("DoesNotExist present", req("zone", "DoesNotExist", &[]), false),
+            ("Gt", req("cores", "Gt", &["4"]), true),
+            ("Gt equal", req("cores", "Gt", &["8"]), false),
+            ("Lt", req("cores", "Lt", &["16"]), true),
+            ("Lt on a non-integer label", req("bad", "Lt", &["16"]), false),
+            ("Gt on a missing label", req("ram", "Gt", &["1"]), false),
+            ("invalid: In without values", req("zone", "In", &[]), false),
+            ("invalid: Exists with values", req("zone", "Exists", &["a"]), false),
+            ("invalid: Gt with a non-integer", req("cores", "Gt", &["four"]), false),
+            ("invalid: Gt with two values", req("cores", "Gt", &["1", "2"]), false),
+            ("invalid: unknown operator", req("zone", "Equals", &["a"]), false),
+        ];
+        for (name, r, want) in cases {
+            let terms = NodeSelectorTerms::compile(&[term(vec![r])]);
+            assert_eq!(terms.matches("n1", &node), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn terms_are_ored_and_requirements_anded() {
+        let node = labels(&[("zone", "a"), ("disk", "ssd")]);
+        let both = term(vec![req("zone", "In", &["a"]), req("disk", "In", &["ssd"])]);
+        let one_wrong = term(vec![req("zone", "In", &["a"]), req("disk", "In", &["hdd"])]);
+        assert!(NodeSelectorTerms::compile(std::slice::from_ref(&both)).matches("n", &node));
+        assert!(!NodeSelectorTerms::compile(std::slice::from_ref(&one_wrong)).matches("n", &node));
+        assert!(NodeSelectorTerms::compile(&[one_wrong, both]).matches("n", &node));
+    }
+
+    #[test]
+    fn empty_and_invalid_terms_match_nothing_but_others_still_apply() {
+        let node = labels(&[("zone", "a")]);
+        assert!(!NodeSelectorTerms::compile(&[]).matches("n", &node));
+        assert!(!NodeSelectorTerms::compile(&[term(vec![])]).matches("n", &node));
+        let invalid = term(vec![req("zone", "Bogus", &[])]);
+        let valid = term(vec![req("zone", "Exists", &[])]);
+        assert!(NodeSelectorTerms::compile(&[invalid, valid]).matches("n", &node));
+    }
+
+    #[test]
+    fn match_fields_on_the_node_name() {
+        let node = labels(&[]);
+        let is = |op: &str, name: &str| field_term(vec![req("metadata.name", op, &[name])]);
+        assert!(NodeSelectorTerms::compile(&[is("In", "n1")]).matches("n1", &node));
+        assert!(!NodeSelectorTerms::compile(&[is("In", "n2")]).matches("n1", &node));
+        assert!(NodeSelectorTerms::compile(&[is("NotIn", "n2")]).matches("n1", &node));
+        let other_field = field_term(vec![req("metadata.uid", "In", &["n1"])]);
+        assert!(!NodeSelectorTerms::compile(&[other_field]).matches("n1", &node));
+    }
+}

@@ -1,0 +1,44 @@
+//! Reading a request body with a size limit, so an oversized body gets a clear 413 instead of
+//! exhausting memory or a dropped connection.
+
+use axum::body::Body;
+use axum::http::{header, HeaderMap, StatusCode};
+use http_body_util::BodyExt;
+
+/// Why a body could not be read: the status to answer and the message for `Error`.
+#[derive(Debug)]
+pub struct BodyError {
+    pub status: StatusCode,
+    pub message: String,
+}
+
+/// Reads the whole body, refusing more than `limit` bytes (checked against `Content-Length` first,
+/// then while reading, for chunked bodies).
+pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let too_large = |n: String| BodyError {
+        status: StatusCode::PAYLOAD_TOO_LARGE,
+        message: format!("request body of {n} bytes is over the limit of {limit} bytes (--max-body-bytes)"),
+    };
+    let declared =
+        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    if let Some(n) = declared {
+        if n > limit {
+            return Err(too_large(n.to_string()));
+        }
+    }
+    let mut buf = Vec::with_capacity(declared.unwrap_or(0));
+    let mut body = body;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError {
+            status: StatusCode::BAD_REQUEST,
+            message: format!("could not read the request body: {e}"),
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(too_large(format!("more than {limit}")));
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    Ok(buf)
+}

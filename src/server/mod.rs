@@ -1,0 +1,195 @@
+//! The HTTP side: the verbs on one listener (loopback by default), health and readiness on another.
+
+pub mod admin;
+pub mod body;
+pub mod handlers;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::routing::post;
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::bind::{Binder, ModelBinder};
+use crate::cluster::source::{demo::demo_objects, load_file};
+use crate::cluster::{ClusterStore, Snapshot};
+use crate::engine::Evaluator;
+use crate::policy::{load_policy, Plan};
+pub use admin::Readiness;
+
+/// Where the cluster model comes from.
+#[derive(Debug, Clone)]
+pub enum ClusterSource {
+    /// A file of Kubernetes objects (`--cluster-snapshot`).
+    File(PathBuf),
+    /// The embedded demo cluster (`--demo`).
+    Demo,
+    /// A model built in memory (tests, tools).
+    Snapshot(Snapshot),
+}
+
+/// Where the plan comes from.
+#[derive(Debug, Clone)]
+pub enum PolicySource {
+    /// No Policy file: the default predicates.
+    Default,
+    /// A Policy file (`--policy`).
+    File(PathBuf),
+    /// A plan built in memory (tests, tools).
+    Plan(Plan),
+}
+
+/// Everything `serve` needs, validated.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub admin_listen: SocketAddr,
+    /// "" or a path starting with '/' and not ending with one.
+    pub url_prefix: String,
+    pub cluster: ClusterSource,
+    pub policy: PolicySource,
+    pub parallelism: usize,
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+}
+
+impl ServeConfig {
+    /// Defaults as the CLI has them, on the given source.
+    pub fn new(cluster: ClusterSource) -> Self {
+        ServeConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8888)),
+            admin_listen: SocketAddr::from(([0, 0, 0, 0], 8889)),
+            url_prefix: String::new(),
+            cluster,
+            policy: PolicySource::Default,
+            parallelism: 16,
+            max_body_bytes: 128 << 20,
+            request_timeout: Duration::from_secs(4),
+        }
+    }
+}
+
+/// Shared by every request.
+pub struct AppState {
+    pub store: Arc<ClusterStore>,
+    pub plan: Arc<Plan>,
+    pub evaluator: Arc<Evaluator>,
+    pub binder: Arc<dyn Binder>,
+    pub max_body_bytes: usize,
+    pub request_timeout: Duration,
+}
+
+/// A startup failure, naming the file or flag at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::source::SourceError),
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
+    #[error("--parallelism {0}: cannot start the evaluator pool: {1}")]
+    Pool(usize, String),
+    #[error("{flag} {addr}: cannot listen: {source}")]
+    Listen {
+        flag: &'static str,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The router of the verbs under `prefix`.
+pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
+    Router::new()
+        .route(&format!("{prefix}/filter"), post(handlers::filter))
+        .route(&format!("{prefix}/bind"), post(handlers::bind))
+        .with_state(state)
+}
+
+/// A running server.
+pub struct RunningServer {
+    pub verbs_addr: SocketAddr,
+    pub admin_addr: SocketAddr,
+    pub store: Arc<ClusterStore>,
+    shutdown: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<std::io::Result<()>>>,
+}
+
+impl RunningServer {
+    /// Stops accepting, lets in-flight requests finish, and waits for both listeners to close.
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        let _ = self.shutdown.send(true);
+        for t in self.tasks {
+            t.await.map_err(std::io::Error::other)??;
+        }
+        Ok(())
+    }
+}
+
+fn load_snapshot(source: ClusterSource) -> Result<Snapshot, StartError> {
+    Ok(match source {
+        ClusterSource::File(path) => load_file(&path)?.into_snapshot(),
+        ClusterSource::Demo => demo_objects()?.into_snapshot(),
+        ClusterSource::Snapshot(s) => s,
+    })
+}
+
+/// Loads the cluster and the policy, binds both listeners and starts serving.
+pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
+    let snapshot = load_snapshot(config.cluster)?;
+    tracing::info!(nodes = snapshot.node_count(), pods = snapshot.pod_count(), "cluster model loaded");
+    let plan = match config.policy {
+        PolicySource::Default => Plan::default_plan(),
+        PolicySource::File(path) => load_policy(&path)?,
+        PolicySource::Plan(plan) => plan,
+    };
+    tracing::info!(predicates = ?plan.predicate_names(), always_check_all = plan.always_check_all, "predicate plan");
+    let evaluator =
+        Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
+    let store = Arc::new(ClusterStore::new(snapshot));
+    let readiness = Arc::new(Readiness::default());
+    let state = Arc::new(AppState {
+        store: Arc::clone(&store),
+        plan: Arc::new(plan),
+        evaluator: Arc::new(evaluator),
+        binder: Arc::new(ModelBinder::new(Arc::clone(&store))),
+        max_body_bytes: config.max_body_bytes,
+        request_timeout: config.request_timeout,
+    });
+
+    let listen = |flag, addr| async move {
+        TcpListener::bind(addr).await.map_err(|source| StartError::Listen { flag, addr, source })
+    };
+    let verbs = listen("--listen", config.listen).await?;
+    let admin = listen("--admin-listen", config.admin_listen).await?;
+    let verbs_addr =
+        verbs.local_addr().map_err(|source| StartError::Listen { flag: "--listen", addr: config.listen, source })?;
+    let admin_addr = admin.local_addr().map_err(|source| StartError::Listen {
+        flag: "--admin-listen",
+        addr: config.admin_listen,
+        source,
+    })?;
+
+    let (shutdown, _) = watch::channel(false);
+    let serve = |listener: TcpListener, router: Router| {
+        let mut stop = shutdown.subscribe();
+        tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                })
+                .await
+        })
+    };
+    let tasks = vec![
+        serve(verbs, verbs_router(state, &config.url_prefix)),
+        serve(admin, admin::router(Arc::clone(&readiness))),
+    ];
+    readiness.set_ready();
+    tracing::info!(verbs = %verbs_addr, admin = %admin_addr, prefix = %config.url_prefix, "listening");
+    Ok(RunningServer { verbs_addr, admin_addr, store, shutdown, tasks })
+}

@@ -1,0 +1,126 @@
+//! Go's encoding/json matches object keys to struct fields ASCII-case-insensitively (`"Pod"`,
+//! `"pod"`, `"POD"`), and when a key appears twice the later value wins. `Fields` collects a JSON
+//! object's members unparsed so each can be looked up that way and decoded with its own path.
+
+use std::fmt;
+
+use serde::de::{DeserializeOwned, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+
+/// The members of one JSON object, in document order, values unparsed.
+#[derive(Debug)]
+pub struct Fields<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct FieldsVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for FieldsVisitor<'a> {
+            type Value = Fields<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
+                let mut fields = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
+                    fields.push((k, v));
+                }
+                Ok(Fields(fields))
+            }
+        }
+        d.deserialize_map(FieldsVisitor(std::marker::PhantomData))
+    }
+}
+
+/// A wire decoding failure: the dotted path of the field (Go names) and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct WireError {
+    pub path: String,
+    pub message: String,
+}
+
+impl WireError {
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        WireError { path: path.into(), message: message.into() }
+    }
+}
+
+impl<'a> Fields<'a> {
+    /// Parses a request body that must be a JSON object; `what` names it in errors.
+    pub fn parse(body: &'a [u8], what: &str) -> Result<Self, WireError> {
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(WireError::new(what, "the request body is empty; expected a JSON object"));
+        }
+        serde_json::from_slice(body).map_err(|e| WireError::new(what, e.to_string()))
+    }
+
+    /// The value of a key, matched ASCII-case-insensitively; the last one wins. `null` counts as
+    /// absent, as in Go.
+    pub fn get(&self, name: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v).filter(|v| v.get() != "null")
+    }
+
+    /// Decodes a member into `T`, with errors at `<parent>.<name>.<path inside>`.
+    pub fn decode<T: DeserializeOwned>(&self, parent: &str, name: &str) -> Result<Option<T>, WireError> {
+        self.get(name).map(|raw| decode_raw(raw, &format!("{parent}.{name}"))).transpose()
+    }
+
+    /// Like [`Fields::decode`] for a string member; absent reads as empty.
+    pub fn string(&self, parent: &str, name: &str) -> Result<String, WireError> {
+        Ok(self.decode::<String>(parent, name)?.unwrap_or_default())
+    }
+}
+
+/// Decodes raw JSON into `T`; errors carry `at` plus the path inside the value.
+pub fn decode_raw<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, WireError> {
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let inner = e.path().to_string();
+        let path = if inner == "." { at.to_string() } else { format!("{at}.{inner}").replace(".[", "[") };
+        WireError::new(path, strip_position(&e.inner().to_string()))
+    })
+}
+
+/// serde_json appends " at line 1 column 57" to its messages: for a field we already name, the
+/// position inside its own value only confuses.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) if message[i..].contains(" column ") => message[..i].to_string(),
+        _ => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_match_ascii_case_insensitively_and_the_last_wins() {
+        let body = br#"{"pod":1,"NODENAMES":["a"],"Pod":2}"#;
+        let f = Fields::parse(body, "X").unwrap();
+        assert_eq!(f.get("Pod").map(|v| v.get()), Some("2"));
+        assert_eq!(f.get("NodeNames").map(|v| v.get()), Some("[\"a\"]"));
+        assert!(f.get("Nodes").is_none());
+    }
+
+    #[test]
+    fn null_counts_as_absent() {
+        let f = Fields::parse(br#"{"Nodes":null}"#, "X").unwrap();
+        assert!(f.get("Nodes").is_none());
+    }
+
+    #[test]
+    fn errors_carry_the_full_path() {
+        let f = Fields::parse(br#"{"NodeNames":["a",3]}"#, "ExtenderArgs").unwrap();
+        let e = f.decode::<Vec<String>>("ExtenderArgs", "NodeNames").unwrap_err();
+        assert_eq!(e.to_string(), "ExtenderArgs.NodeNames[1]: invalid type: integer `3`, expected a string");
+    }
+
+    #[test]
+    fn non_objects_are_rejected() {
+        for body in [&b"[]"[..], b"\"x\"", b"3", b"null", b"", b"  ", b"{", b"{\"a\":}"] {
+            assert!(Fields::parse(body, "X").is_err(), "{}", String::from_utf8_lossy(body));
+        }
+    }
+}

@@ -1,0 +1,113 @@
+//! The real binary: starts on the demo cluster, answers, exits 0 on SIGTERM; refuses bad files and
+//! flags at startup with a message that names them.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
+
+/// Runs `serve` with these arguments and expects it to refuse to start.
+fn startup_error(args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN).arg("serve").args(args).output().expect("run the binary");
+    assert!(!out.status.success(), "{args:?} started");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("predicate-extender-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::File::create(&path).and_then(|mut f| f.write_all(text.as_bytes())).unwrap();
+    path
+}
+
+#[test]
+fn serves_the_demo_and_exits_cleanly_on_sigterm() {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0", "--log-format", "json"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the binary");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let started = Instant::now();
+    let verbs = loop {
+        assert!(started.elapsed() < Duration::from_secs(30), "no 'listening' line");
+        let line = lines.next().expect("log line").expect("utf-8 log");
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        if v["fields"]["message"] == "listening" {
+            break v["fields"]["verbs"].as_str().unwrap().to_string();
+        }
+    };
+    let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo/filter-web-2.json")).unwrap();
+    let answer = blocking_post(&verbs, "/filter", &body);
+    assert!(answer.contains(r#""NodeNames":["node-b1","node-b3"]"#), "{answer}");
+
+    let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "exit code after SIGTERM");
+}
+
+/// A minimal HTTP/1.1 POST over a plain socket, returning the body.
+fn blocking_post(addr: &str, path: &str, body: &[u8]) -> String {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+        .unwrap();
+    s.write_all(body).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
+}
+
+#[test]
+fn a_bad_snapshot_names_the_file_the_object_and_the_field() {
+    let path = temp_file("bad-cluster.yaml", "kind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: four}\n");
+    let (code, err) = startup_error(&["--cluster-snapshot", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("bad-cluster.yaml: document 1 (Node n1): status.allocatable.cpu: invalid quantity \"four\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_missing_snapshot_names_the_file() {
+    let (code, err) = startup_error(&["--cluster-snapshot", "/nonexistent/cluster.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/cluster.json: cannot read"), "{err}");
+}
+
+#[test]
+fn a_bad_policy_names_the_entry() {
+    let path = temp_file(
+        "policy.json",
+        r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"HostName"},{"name":"NoSuchPredicate"}]}"#,
+    );
+    let (code, err) = startup_error(&["--demo", "--policy", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("policy.json: predicates[1] (\"NoSuchPredicate\"): unknown predicate"), "{err}");
+}
+
+#[test]
+fn bad_flags_are_named() {
+    for (args, flag) in [
+        (vec!["--demo", "--listen", "not-an-address"], "--listen"),
+        (vec!["--demo", "--parallelism", "0"], "--parallelism"),
+        (vec![], "--cluster-snapshot"),
+    ] {
+        let (_, err) = startup_error(&args);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_address_in_use_names_the_flag() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (code, err) = startup_error(&["--demo", "--listen", &addr, "--admin-listen", "127.0.0.1:0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("--listen {addr}: cannot listen")), "{err}");
+}

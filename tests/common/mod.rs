@@ -1,0 +1,124 @@
+//! Starts the real server on 127.0.0.1 with ephemeral ports and talks HTTP to it.
+#![allow(dead_code)] // each test binary uses a different part of this
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use predicate_extender::cluster::source::parse_objects;
+use predicate_extender::policy::parse_policy;
+use predicate_extender::server::{start, ClusterSource, PolicySource, RunningServer, ServeConfig};
+use serde_json::Value;
+
+pub struct TestServer {
+    pub base: String,
+    pub admin: String,
+    pub client: reqwest::Client,
+    server: Option<RunningServer>,
+}
+
+/// A config on ephemeral loopback ports.
+pub fn config(cluster: ClusterSource) -> ServeConfig {
+    let mut c = ServeConfig::new(cluster);
+    c.listen = SocketAddr::from(([127, 0, 0, 1], 0));
+    c.admin_listen = SocketAddr::from(([127, 0, 0, 1], 0));
+    c
+}
+
+/// A cluster from Kubernetes objects as text (JSON List or YAML).
+pub fn cluster(text: &str) -> ClusterSource {
+    match parse_objects("test cluster", text) {
+        Ok(objects) => ClusterSource::Snapshot(objects.into_snapshot()),
+        Err(e) => panic!("test cluster: {e}"),
+    }
+}
+
+/// A plan from Policy text.
+pub fn policy(text: &str) -> PolicySource {
+    match parse_policy("test policy", text) {
+        Ok(plan) => PolicySource::Plan(plan),
+        Err(e) => panic!("test policy: {e}"),
+    }
+}
+
+pub fn fixture_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+/// A fixture's bytes, gunzipped when its name ends in .gz.
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = fixture_path(name);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if name.ends_with(".gz") {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..]).read_to_end(&mut out).unwrap_or_else(|e| panic!("{name}: {e}"));
+        out
+    } else {
+        bytes
+    }
+}
+
+impl TestServer {
+    pub async fn start(config: ServeConfig) -> TestServer {
+        let server = start(config).await.unwrap_or_else(|e| panic!("server did not start: {e}"));
+        TestServer {
+            base: format!("http://{}", server.verbs_addr),
+            admin: format!("http://{}", server.admin_addr),
+            client: reqwest::Client::new(),
+            server: Some(server),
+        }
+    }
+
+    pub async fn demo() -> TestServer {
+        TestServer::start(config(ClusterSource::Demo)).await
+    }
+
+    pub fn store(&self) -> &predicate_extender::cluster::ClusterStore {
+        &self.server.as_ref().expect("running").store
+    }
+
+    /// POSTs a body and returns the status and the body text.
+    pub async fn post_text(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, String) {
+        let resp = self
+            .client
+            .post(format!("{}{path}", self.base))
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_else(|e| panic!("POST {path}: reading the answer: {e}")))
+    }
+
+    /// POSTs a body and parses the JSON answer.
+    pub async fn post(&self, path: &str, body: impl Into<reqwest::Body>) -> (u16, Value) {
+        let (status, text) = self.post_text(path, body).await;
+        let value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {path}: answer is not JSON ({e}): {text}"));
+        (status, value)
+    }
+
+    pub async fn get(&self, url: &str) -> (u16, String) {
+        let resp = self.client.get(url).send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    }
+
+    pub async fn stop(mut self) {
+        if let Some(s) = self.server.take() {
+            s.shutdown().await.unwrap_or_else(|e| panic!("shutdown: {e}"));
+        }
+    }
+}
+
+/// The feasible node names of a filter answer (from NodeNames or Nodes).
+pub fn feasible(answer: &Value) -> Vec<String> {
+    if let Some(names) = answer["NodeNames"].as_array() {
+        return names.iter().map(|n| n.as_str().unwrap_or_default().to_string()).collect();
+    }
+    answer["Nodes"]["items"]
+        .as_array()
+        .map(|items| items.iter().map(|n| n["metadata"]["name"].as_str().unwrap_or_default().to_string()).collect())
+        .unwrap_or_default()
+}
