@@ -227,3 +227,18 @@ async fn bind_outcomes() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_example_policy_file_reorders_the_demo_answers() {
+    let mut c = config(ClusterSource::Demo);
+    c.policy =
+        predicate_extender::server::PolicySource::File(common::fixture_path("../../examples/demo/policy-ordered.json"));
+    let server = TestServer::start(c).await;
+    let (_, answer) = server.post("/filter", json!({"Pod": web_2(), "NodeNames": DEMO_NODES}).to_string()).await;
+    assert_eq!(
+        answer["FailedAndUnresolvableNodes"]["node-a2"], "node(s) had taints that the pod didn't tolerate",
+        "PodToleratesNodeTaints has order 1, so it reports before CheckNodeUnschedulable"
+    );
+    assert_eq!(feasible(&answer), ["node-b1", "node-b3"]);
+    server.stop().await;
+}

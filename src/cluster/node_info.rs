@@ -47,6 +47,8 @@ pub struct NodePods {
     pods: Vec<Arc<PodInfo>>,
     requested: Resource,
     used_ports: Vec<HostPort>,
+    /// The pods with pod (anti-)affinity terms, so inter-pod affinity never scans the others.
+    with_affinity: Vec<Arc<PodInfo>>,
 }
 
 impl NodePods {
@@ -64,9 +66,17 @@ impl NodePods {
         &self.used_ports
     }
 
+    /// The pods on the node that have pod affinity or anti-affinity terms.
+    pub fn pods_with_affinity(&self) -> &[Arc<PodInfo>] {
+        &self.with_affinity
+    }
+
     pub fn add(&mut self, pod: Arc<PodInfo>) {
         self.requested.add(&pod.requests);
         self.used_ports.extend(pod.host_ports.iter().cloned());
+        if pod.pod.has_pod_affinity_terms() {
+            self.with_affinity.push(Arc::clone(&pod));
+        }
         self.pods.push(pod);
     }
 
@@ -147,6 +157,7 @@ mod tests {
         assert_eq!(info.pods.requested().memory, 1 << 30);
         assert_eq!(info.pods.used_ports().len(), 1);
         assert_eq!(info.allocatable().milli_cpu, 4000);
+        assert!(info.pods.pods_with_affinity().is_empty());
     }
 
     #[test]
@@ -158,6 +169,21 @@ mod tests {
         assert!(pods.remove(&a));
         assert_eq!(pods.requested().milli_cpu, 2000);
         assert!(!pods.remove(&a));
+    }
+
+    #[test]
+    fn pods_with_affinity_terms_are_listed_and_forgotten_on_removal() {
+        let mut anti = PodBuilder::new("anti").build();
+        anti.spec.affinity = Some(k8s_openapi::api::core::v1::Affinity {
+            pod_anti_affinity: Some(Default::default()),
+            ..Default::default()
+        });
+        let mut pods = NodePods::default();
+        pods.add(Arc::new(PodInfo::new(anti.clone())));
+        pods.add(Arc::new(PodInfo::new(PodBuilder::new("plain").build())));
+        assert_eq!(pods.pods_with_affinity().len(), 1);
+        assert!(pods.remove(&anti));
+        assert!(pods.pods_with_affinity().is_empty());
     }
 
     #[test]

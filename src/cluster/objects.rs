@@ -170,6 +170,12 @@ impl Pod {
         !self.spec.containers.iter().chain(&self.spec.init_containers).any(sets_cpu_or_memory)
     }
 
+    /// Whether the pod has pod affinity or anti-affinity terms (required or preferred): the pods
+    /// inter-pod affinity has to look at on every node.
+    pub fn has_pod_affinity_terms(&self) -> bool {
+        self.spec.affinity.as_ref().is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
+    }
+
     /// Whether `other` is the same pod: by UID when both have one, else by namespace and name.
     pub fn is_same_pod(&self, other: &Pod) -> bool {
         if !self.metadata.uid.is_empty() && !other.metadata.uid.is_empty() {

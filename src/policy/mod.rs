@@ -208,6 +208,9 @@ fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), St
 
     match (kind, labels_presence, service_affinity) {
         (None | Some(Kind::CheckNodeLabelPresence), Some(lp), None) => {
+            if kind.is_none() && !is_valid_custom_name(&entry.name) {
+                return Err("name: a custom predicate name must be letters, digits and inner '-' only".to_string());
+            }
             if lp.labels.is_empty() {
                 return Err("argument.labelsPresence.labels: must list at least one label".to_string());
             }
@@ -236,6 +239,15 @@ fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), St
         }
         (None, _, _) => unreachable!("both arguments were rejected above"),
     }
+}
+
+/// Upstream's rule for custom predicate names: `^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])$`.
+fn is_valid_custom_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    b.len() >= 2
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
 }
 
 #[cfg(test)]
@@ -338,7 +350,7 @@ mod tests {
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":1.5}}]}}"#), "policy.json: predicates[0].order: invalid type: floating point `1.5`, expected i64"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName"}},{{"name":"HostName"}}]}}"#), "policy.json: predicates[1] (\"HostName\"): listed twice"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"CheckNodeLabelPresence"}}]}}"#), "policy.json: predicates[0] (\"CheckNodeLabelPresence\"): argument.labelsPresence: required by CheckNodeLabelPresence"),
-            (&format!(r#"{{{HEAD},"predicates":[{{"name":"L","argument":{{"labelsPresence":{{"labels":[],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"L\"): argument.labelsPresence.labels: must list at least one label"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"LabelsRequired","argument":{{"labelsPresence":{{"labels":[],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"LabelsRequired\"): argument.labelsPresence.labels: must list at least one label"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{"labelsPresence":{{"labels":["a"],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: HostName takes no argument"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"MatchInterPodAffinity"}}]}}"#), "policy.json: predicates[0] (\"MatchInterPodAffinity\"): MatchInterPodAffinity is not available in this version"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"S","argument":{{"serviceAffinity":{{"labels":["zone"]}}}}}}]}}"#), "policy.json: predicates[0] (\"S\"): CheckServiceAffinity (argument serviceAffinity) is not available in this version"),
@@ -349,6 +361,7 @@ mod tests {
             (r#"{"kind":"Policy"}"#, "policy.json: apiVersion: must be \"v1\", found None"),
             (&format!(r#"{{{HEAD},"hardPodAffinitySymmetricWeight":101}}"#), "policy.json: hardPodAffinitySymmetricWeight: must be in the range 0-100, found 101"),
             (&format!(r#"{{{HEAD},"priorities":[{{"name":"LeastRequestedPriority","weight":1}}]}}"#), "policy.json: priorities[0] (\"LeastRequestedPriority\"): this version serves no /prioritize verb"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"zone label!","argument":{{"labelsPresence":{{"labels":["a"],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"zone label!\"): name: a custom predicate name must be letters, digits and inner '-' only"),
             ("{\"kind\":", "policy.json: kind: EOF while parsing a value at line 1 column 8"),
         ];
         for (input, want) in cases {

@@ -121,3 +121,77 @@ impl ExtenderBindingArgs {
         Ok(args)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const POD: &str = r#"{"metadata":{"name":"p","namespace":"ns","uid":"u"},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"7910m"}}}]}}"#;
+
+    #[test]
+    fn decodes_what_kube_scheduler_sends_in_both_casings() {
+        let names_new = format!(r#"{{"Pod":{POD},"Nodes":null,"NodeNames":["a","b"]}}"#);
+        let names_old = format!(r#"{{"pod":{POD},"nodenames":["a","b"]}}"#);
+        for body in [names_new, names_old] {
+            let args = ExtenderArgs::decode(body.as_bytes()).unwrap();
+            assert_eq!(args.pod.metadata.name, "p");
+            assert!(matches!(&args.nodes, Candidates::Names(n) if n == &["a", "b"]));
+        }
+        let node = r#"{"metadata":{"name":"a","managedFields":[{"manager":"kubelet"}]},"status":{"allocatable":{"cpu":"2"},"images":[{"names":["x"],"sizeBytes":1}]}}"#;
+        let nodes_new = format!(r#"{{"Pod":{POD},"Nodes":{{"metadata":{{}},"items":[{node}]}},"NodeNames":null}}"#);
+        let nodes_old = format!(r#"{{"pod":{POD},"nodes":{{"metadata":{{}},"items":[{node}]}}}}"#);
+        for body in [nodes_new, nodes_old] {
+            let args = ExtenderArgs::decode(body.as_bytes()).unwrap();
+            let Candidates::Nodes(list) = &args.nodes else { panic!("Nodes mode") };
+            assert_eq!(list.items.len(), 1);
+            assert_eq!(list.items[0].raw.get(), node, "the node's bytes are kept verbatim");
+            assert_eq!(list.items[0].node.status.allocatable["cpu"].milli_value(), 2000);
+            assert_eq!(list.metadata.map(RawValue::get), Some("{}"));
+        }
+    }
+
+    #[test]
+    fn go_escapes_decode() {
+        let body = r#"{"Pod":{"metadata":{"name":"p","labels":{"q":"a\u0026b"}}},"NodeNames":[]}"#;
+        let args = ExtenderArgs::decode(body.as_bytes()).unwrap();
+        assert_eq!(args.pod.metadata.labels["q"], "a&b");
+    }
+
+    #[test]
+    fn request_errors() {
+        let cases = [
+            (r#"{"NodeNames":[]}"#.to_string(), "ExtenderArgs.Pod: missing field"),
+            (r#"{"Pod":null,"NodeNames":[]}"#.to_string(), "ExtenderArgs.Pod: missing field"),
+            (format!(r#"{{"Pod":{POD}}}"#), "ExtenderArgs: neither Nodes nor NodeNames is set; send the candidate nodes in one of them"),
+            (format!(r#"{{"Pod":{POD},"Nodes":null,"NodeNames":null}}"#), "ExtenderArgs: neither Nodes nor NodeNames is set; send the candidate nodes in one of them"),
+            (format!(r#"{{"Pod":{POD},"Nodes":{{"items":[]}},"NodeNames":[]}}"#), "ExtenderArgs: both Nodes and NodeNames are set; send one (NodeNames when the extender is nodeCacheCapable, else Nodes)"),
+            (format!(r#"{{"Pod":{POD},"Nodes":{{"items":[{{"metadata":{{}}}}]}}}}"#), "ExtenderArgs.Nodes.items[0].metadata.name: missing: every node needs a name"),
+            (format!(r#"{{"Pod":{POD},"Nodes":{{"items":[{{"metadata":{{"name":"a"}},"spec":{{"taints":"x"}}}}]}}}}"#), "ExtenderArgs.Nodes.items[0].spec.taints: invalid type: string \"x\", expected a sequence"),
+            (r#"{"Pod":{"spec":{"priority":"high"}},"NodeNames":[]}"#.to_string(), "ExtenderArgs.Pod.spec.priority: invalid type: string \"high\", expected i32"),
+        ];
+        for (body, want) in cases {
+            assert_eq!(ExtenderArgs::decode(body.as_bytes()).unwrap_err().to_string(), want, "{body}");
+        }
+    }
+
+    #[test]
+    fn binding_args_in_both_casings() {
+        let want = ExtenderBindingArgs {
+            pod_name: "p".into(),
+            pod_namespace: "ns".into(),
+            pod_uid: "u".into(),
+            node: "n".into(),
+        };
+        for body in [
+            r#"{"PodName":"p","PodNamespace":"ns","PodUID":"u","Node":"n"}"#,
+            r#"{"podName":"p","podNamespace":"ns","podUID":"u","node":"n"}"#,
+            r#"{"podname":"p","podnamespace":"ns","poduid":"u","node":"n"}"#,
+        ] {
+            assert_eq!(ExtenderBindingArgs::decode(body.as_bytes()).unwrap(), want, "{body}");
+        }
+        let e = ExtenderBindingArgs::decode(br#"{"PodName":"p","PodNamespace":"ns"}"#).unwrap_err();
+        assert_eq!(e.to_string(), "ExtenderBindingArgs.Node: missing field");
+        let e = ExtenderBindingArgs::decode(br#"{"PodName":1}"#).unwrap_err();
+        assert_eq!(e.to_string(), "ExtenderBindingArgs.PodName: invalid type: integer `1`, expected a string");
+    }
+}

@@ -7,10 +7,12 @@
 
 pub mod args;
 pub mod fields;
+pub mod preemption;
 pub mod results;
 
 pub use args::{Candidates, ExtenderArgs, ExtenderBindingArgs, RequestNode, RequestNodes};
 pub use fields::WireError;
+pub use preemption::{ExtenderPreemptionArgs, Victims};
 pub use results::{
     go_format_safe, ExtenderBindingResult, ExtenderFilterResult, ExtenderPreemptionResult, HostPriority, MetaPod,
     MetaVictims, NodeListOut,

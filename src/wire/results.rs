@@ -84,3 +84,52 @@ pub struct MetaVictims {
 pub struct ExtenderPreemptionResult {
     pub node_name_to_meta_victims: BTreeMap<String, MetaVictims>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_result_encodes_every_field_as_go_does() {
+        let mut r = ExtenderFilterResult { node_names: Some(vec!["a".into()]), ..Default::default() };
+        r.failed_nodes.insert("b".into(), "Insufficient cpu".into());
+        r.failed_and_unresolvable_nodes.insert("c".into(), "node(s) didn't match node selector".into());
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"Nodes":null,"NodeNames":["a"],"FailedNodes":{"b":"Insufficient cpu"},"FailedAndUnresolvableNodes":{"c":"node(s) didn't match node selector"},"Error":""}"#
+        );
+    }
+
+    #[test]
+    fn nodes_are_written_back_verbatim() {
+        let meta = RawValue::from_string(r#"{"resourceVersion":"7"}"#.into()).unwrap();
+        let node = RawValue::from_string(r#"{"metadata": {"name": "a"},  "x": "\u0026"}"#.into()).unwrap();
+        let r = ExtenderFilterResult {
+            nodes: Some(NodeListOut { metadata: &meta, items: vec![&node] }),
+            ..Default::default()
+        };
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"Nodes":{"metadata":{"resourceVersion":"7"},"items":[{"metadata": {"name": "a"},  "x": "\u0026"}]},"NodeNames":null,"FailedNodes":{},"FailedAndUnresolvableNodes":{},"Error":""}"#
+        );
+    }
+
+    #[test]
+    fn errors_are_safe_as_go_format_strings() {
+        let r = ExtenderBindingResult::error("cpu at 100% on node a");
+        assert_eq!(serde_json::to_string(&r).unwrap(), r#"{"Error":"cpu at 100%% on node a"}"#);
+    }
+
+    #[test]
+    fn other_results() {
+        let p = vec![HostPriority { host: "a".into(), score: 10 }];
+        assert_eq!(serde_json::to_string(&p).unwrap(), r#"[{"Host":"a","Score":10}]"#);
+        let mut r = ExtenderPreemptionResult::default();
+        r.node_name_to_meta_victims
+            .insert("n1".into(), MetaVictims { pods: vec![MetaPod { uid: "u1".into() }], num_pdb_violations: 0 });
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"u1"}],"NumPDBViolations":0}}}"#
+        );
+    }
+}
