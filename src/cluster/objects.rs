@@ -10,6 +10,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Affinity, ContainerImage, ContainerPort, Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use std::marker::PhantomData;
+
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
 use crate::quantity::Quantity;
@@ -21,6 +25,53 @@ where
     T: Deserialize<'de> + Default,
 {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Reads a JSON object (or `null`, as the default) into a struct. serde's derive also takes a struct
+/// written as an array of its field values; Go does not, and neither does the API, so that form is
+/// refused here.
+pub(crate) fn object<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    struct ObjectVisitor<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for ObjectVisitor<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_map<M: MapAccess<'de>>(self, map: M) -> Result<T, M::Error> {
+            T::deserialize(MapAccessDeserializer::new(map))
+        }
+    }
+    d.deserialize_any(ObjectVisitor(PhantomData))
+}
+
+/// A value decoded with [`object`]: for the top of a document and for list elements.
+#[derive(Debug, Clone, Default)]
+pub struct Object<T>(pub T);
+
+impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        object(d).map(Object)
+    }
+}
+
+/// A list of objects (or `null`, as empty), each read with [`object`].
+pub(crate) fn objects<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    let list: Option<Vec<Object<T>>> = Option::deserialize(d)?;
+    Ok(list.unwrap_or_default().into_iter().map(|o| o.0).collect())
 }
 
 /// The parts of `metadata` the extender reads.
@@ -43,11 +94,11 @@ pub struct ObjectMeta {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Node {
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub metadata: ObjectMeta,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub spec: NodeSpec,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub status: NodeStatus,
 }
 
@@ -65,7 +116,7 @@ pub struct NodeSpec {
 pub struct NodeStatus {
     #[serde(deserialize_with = "null_as_default")]
     pub allocatable: BTreeMap<String, Quantity>,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "objects")]
     pub conditions: Vec<NodeCondition>,
     #[serde(deserialize_with = "null_as_default")]
     pub images: Vec<ContainerImage>,
@@ -85,11 +136,11 @@ pub struct NodeCondition {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Pod {
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub metadata: ObjectMeta,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub spec: PodSpec,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub status: PodStatus,
 }
 
@@ -98,9 +149,9 @@ pub struct Pod {
 pub struct PodSpec {
     #[serde(deserialize_with = "null_as_default")]
     pub node_name: String,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "objects")]
     pub containers: Vec<Container>,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "objects")]
     pub init_containers: Vec<Container>,
     #[serde(deserialize_with = "null_as_default")]
     pub overhead: BTreeMap<String, Quantity>,
@@ -117,7 +168,7 @@ pub struct PodSpec {
 pub struct Container {
     #[serde(deserialize_with = "null_as_default")]
     pub name: String,
-    #[serde(deserialize_with = "null_as_default")]
+    #[serde(deserialize_with = "object")]
     pub resources: ResourceRequirements,
     #[serde(deserialize_with = "null_as_default")]
     pub ports: Vec<ContainerPort>,
@@ -143,7 +194,41 @@ pub struct PodStatus {
     pub nominated_node_name: String,
 }
 
+/// The first quantity below zero in a resource list, as `(name, quantity)`.
+fn first_negative(list: &BTreeMap<String, Quantity>) -> Option<(&str, &Quantity)> {
+    list.iter().find(|(_, q)| **q < Quantity::default()).map(|(k, q)| (k.as_str(), q))
+}
+
+/// The message for a negative quantity at `path`, as the API server's validation words it.
+fn negative_at(path: String, q: &Quantity) -> (String, String) {
+    (path, format!("must be greater than or equal to 0 (found {q})"))
+}
+
+impl Node {
+    /// The API server never stores a negative allocatable; one here is a broken input:
+    /// `(path, message)` of the first.
+    pub fn negative_quantity(&self) -> Option<(String, String)> {
+        first_negative(&self.status.allocatable).map(|(k, q)| negative_at(format!("status.allocatable.{k}"), q))
+    }
+}
+
 impl Pod {
+    /// The API server refuses negative requests, limits and overhead; one here is a broken input:
+    /// `(path, message)` of the first.
+    pub fn negative_quantity(&self) -> Option<(String, String)> {
+        let lists = [("containers", &self.spec.containers), ("initContainers", &self.spec.init_containers)];
+        for (field, containers) in lists {
+            for (i, c) in containers.iter().enumerate() {
+                for (kind, list) in [("requests", &c.resources.requests), ("limits", &c.resources.limits)] {
+                    if let Some((k, q)) = first_negative(list) {
+                        return Some(negative_at(format!("spec.{field}[{i}].resources.{kind}.{k}"), q));
+                    }
+                }
+            }
+        }
+        first_negative(&self.spec.overhead).map(|(k, q)| negative_at(format!("spec.overhead.{k}"), q))
+    }
+
     /// The pod's priority; a pod without one has priority 0, as in kube-scheduler.
     pub fn priority(&self) -> i32 {
         self.spec.priority.unwrap_or(0)
@@ -201,12 +286,49 @@ mod tests {
     }
 
     #[test]
+    fn arrays_are_not_objects() {
+        for json in [
+            r#"[]"#,
+            r#"{"metadata":[]}"#,
+            r#"{"spec":["n1"]}"#,
+            r#"{"spec":{"containers":[[]]}}"#,
+            r#"{"spec":{"containers":[{"resources":[{}]}]}}"#,
+            r#"{"status":["Running"]}"#,
+        ] {
+            let mut de = serde_json::Deserializer::from_str(json);
+            let got = serde_path_to_error::deserialize::<_, Object<Pod>>(&mut de);
+            let err = got.err().unwrap_or_else(|| panic!("{json} was accepted"));
+            assert!(err.inner().to_string().contains("expected an object"), "{json}: {err}");
+        }
+        let node: Result<Object<Node>, _> = serde_json::from_str(r#"{"status":{"conditions":[["Ready","True"]]}}"#);
+        assert!(node.is_err());
+    }
+
+    #[test]
     fn invalid_quantity_is_reported_with_its_path() {
         let json = r#"{"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"lots"}}}]}}"#;
         let mut de = serde_json::Deserializer::from_str(json);
         let err = serde_path_to_error::deserialize::<_, Pod>(&mut de).unwrap_err();
         assert_eq!(err.path().to_string(), "spec.containers[0].resources.requests.cpu");
         assert!(err.inner().to_string().contains("invalid quantity \"lots\""), "{}", err.inner());
+    }
+
+    #[test]
+    fn negative_quantities_are_found_with_their_path() {
+        let pod: Pod = serde_json::from_str(
+            r#"{"spec":{"containers":[{"resources":{"requests":{"cpu":"1"}}}],"initContainers":[{"resources":{"limits":{"example.com/foo":"-1"}}}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            pod.negative_quantity(),
+            Some((
+                "spec.initContainers[0].resources.limits.example.com/foo".to_string(),
+                "must be greater than or equal to 0 (found -1)".to_string()
+            ))
+        );
+        let node: Node = serde_json::from_str(r#"{"status":{"allocatable":{"cpu":"-100m"}}}"#).unwrap();
+        assert_eq!(node.negative_quantity().map(|(p, _)| p), Some("status.allocatable.cpu".to_string()));
+        assert_eq!(Pod::default().negative_quantity(), None);
     }
 
     #[test]

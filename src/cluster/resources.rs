@@ -75,9 +75,10 @@ impl Resource {
         self.ephemeral_storage = self.ephemeral_storage.max(other.ephemeral_storage);
         self.allowed_pod_number = self.allowed_pod_number.max(other.allowed_pod_number);
         for (name, amount) in &other.scalar {
-            if *amount > self.scalar(name) {
-                let current = self.scalar(name);
-                self.add_scalar(name, amount - current);
+            match self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
+                Ok(i) => self.scalar[i].1 = self.scalar[i].1.max(*amount),
+                Err(i) if *amount > 0 => self.scalar.insert(i, (name.clone(), *amount)),
+                Err(_) => {}
             }
         }
     }

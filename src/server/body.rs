@@ -31,7 +31,7 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| BodyError {
             status: StatusCode::BAD_REQUEST,
-            message: format!("could not read the request body: {e}"),
+            message: format!("could not read the request body: {}", with_causes(&e)),
         })?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
@@ -41,4 +41,20 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
         }
     }
     Ok(buf)
+}
+
+/// An error and its causes, outermost first: hyper's outer message alone ("error reading a body
+/// from connection") hides what was wrong (an invalid chunk size, a body cut short).
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let part = c.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        cause = c.source();
+    }
+    text
 }

@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::cluster::objects::{Node, Pod};
+use crate::cluster::objects::{Node, Object, Pod};
 use crate::wire::fields::{decode_raw, Fields, WireError};
 
 /// `ExtenderArgs`: the pod and the candidate nodes, either as full objects (`Nodes`) or, when the
@@ -36,7 +36,7 @@ pub struct RequestNode<'a> {
     pub node: Node,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct RawNodeList<'a> {
     #[serde(borrow, default)]
     metadata: Option<&'a RawValue>,
@@ -50,7 +50,13 @@ impl<'a> ExtenderArgs<'a> {
     pub fn decode(body: &'a [u8]) -> Result<Self, WireError> {
         const AT: &str = "ExtenderArgs";
         let fields = Fields::parse(body, AT)?;
-        let pod: Pod = fields.decode(AT, "Pod")?.ok_or_else(|| WireError::new("ExtenderArgs.Pod", "missing field"))?;
+        let pod = fields
+            .decode::<Object<Pod>>(AT, "Pod")?
+            .ok_or_else(|| WireError::new("ExtenderArgs.Pod", "missing field"))?
+            .0;
+        if let Some((path, message)) = pod.negative_quantity() {
+            return Err(WireError::new(format!("ExtenderArgs.Pod.{path}"), message));
+        }
         let names: Option<Vec<String>> = fields.decode(AT, "NodeNames")?;
         let nodes = match fields.get("Nodes") {
             None => None,
@@ -75,8 +81,13 @@ impl<'a> ExtenderArgs<'a> {
 
 fn decode_nodes(raw: &RawValue) -> Result<RequestNodes<'_>, WireError> {
     const AT: &str = "ExtenderArgs.Nodes";
-    let list: RawNodeList<'_> = serde_json::from_str(raw.get())
+    let Object(list): Object<RawNodeList<'_>> = serde_json::from_str(raw.get())
         .map_err(|e| WireError::new(AT, format!("expected a NodeList object with items: {e}")))?;
+    if let Some(meta) = list.metadata {
+        if !(meta.get().starts_with('{') || meta.get() == "null") {
+            return Err(WireError::new(format!("{AT}.metadata"), "expected an object (a ListMeta)"));
+        }
+    }
     let raws = list.items.unwrap_or_default();
     let mut items = Vec::with_capacity(raws.len());
     for (i, raw) in raws.into_iter().enumerate() {
@@ -84,9 +95,12 @@ fn decode_nodes(raw: &RawValue) -> Result<RequestNodes<'_>, WireError> {
         if raw.get() == "null" {
             return Err(WireError::new(at, "expected a Node object, found null"));
         }
-        let node: Node = decode_raw(raw, &at)?;
+        let Object(node): Object<Node> = decode_raw(raw, &at)?;
         if node.metadata.name.is_empty() {
             return Err(WireError::new(format!("{at}.metadata.name"), "missing: every node needs a name"));
+        }
+        if let Some((path, message)) = node.negative_quantity() {
+            return Err(WireError::new(format!("{at}.{path}"), message));
         }
         items.push(RequestNode { raw, node });
     }

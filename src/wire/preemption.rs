@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
-use crate::cluster::objects::Pod;
+use crate::cluster::objects::{Object, Pod};
 use crate::wire::fields::{Fields, WireError};
 
 /// The victims on one node.
@@ -31,8 +31,10 @@ impl ExtenderPreemptionArgs {
     pub fn decode(body: &[u8]) -> Result<Self, WireError> {
         const AT: &str = "ExtenderPreemptionArgs";
         let fields = Fields::parse(body, AT)?;
-        let pod: Pod =
-            fields.decode(AT, "Pod")?.ok_or_else(|| WireError::new("ExtenderPreemptionArgs.Pod", "missing field"))?;
+        let pod = fields
+            .decode::<Object<Pod>>(AT, "Pod")?
+            .ok_or_else(|| WireError::new("ExtenderPreemptionArgs.Pod", "missing field"))?
+            .0;
         // kube-scheduler 1.13 and older named the full-pod map nodeToVictims.
         let full = fields.get("NodeNameToVictims").map(|r| ("NodeNameToVictims", r));
         let full = full.or_else(|| fields.get("NodeToVictims").map(|r| ("NodeToVictims", r)));
@@ -61,7 +63,8 @@ fn decode_victims(raw: &RawValue, at: &str, full_pods: bool) -> Result<BTreeMap<
         let fields = Fields::parse(raw.get().as_bytes(), &at)?;
         let num_pdb_violations = fields.decode::<i64>(&at, "NumPDBViolations")?.unwrap_or(0);
         let victims = if full_pods {
-            let pods: Vec<Pod> = fields.decode(&at, "Pods")?.unwrap_or_default();
+            let pods: Vec<Pod> =
+                fields.decode::<Vec<Object<Pod>>>(&at, "Pods")?.unwrap_or_default().into_iter().map(|o| o.0).collect();
             Victims {
                 pod_uids: pods.iter().map(|p| p.metadata.uid.clone()).collect(),
                 pods: Some(pods),

@@ -8,7 +8,7 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::cluster::objects::{Node, Pod};
+use crate::cluster::objects::{Node, Object, Pod};
 use crate::cluster::snapshot::Snapshot;
 
 /// Why a cluster file could not be read. Every message names the file, the object and the field.
@@ -167,16 +167,22 @@ fn add_object<'de, D: serde::Deserializer<'de>>(
     let location = format!("{location} ({kind} {name})");
     match kind {
         "Node" => {
-            let node: Node = decode(de).map_err(|e| object_error(file, &location, e))?;
+            let Object(node): Object<Node> = decode(de).map_err(|e| object_error(file, &location, e))?;
             if node.metadata.name.is_empty() {
                 return Err(object_error(file, &location, "metadata.name: missing"));
+            }
+            if let Some((path, message)) = node.negative_quantity() {
+                return Err(object_error(file, &location, format!("{path}: {message}")));
             }
             out.nodes.push(node);
         }
         "Pod" => {
-            let pod: Pod = decode(de).map_err(|e| object_error(file, &location, e))?;
+            let Object(pod): Object<Pod> = decode(de).map_err(|e| object_error(file, &location, e))?;
             if pod.metadata.name.is_empty() {
                 return Err(object_error(file, &location, "metadata.name: missing"));
+            }
+            if let Some((path, message)) = pod.negative_quantity() {
+                return Err(object_error(file, &location, format!("{path}: {message}")));
             }
             out.pods.push(pod);
         }
