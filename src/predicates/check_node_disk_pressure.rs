@@ -1,30 +1,23 @@
 //! CheckNodeDiskPressure: a node reporting DiskPressure takes no new pods.
 
-use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::node_pressure::condition_is_true;
-use crate::predicates::{Predicate, Reason};
+use crate::predicates::node_pressure::NodePressure;
+use crate::predicates::Reason;
 
 pub const ERR_NODE_UNDER_DISK_PRESSURE: Reason = Reason::unresolvable("node(s) had disk pressure");
 
-#[derive(Debug)]
-pub struct CheckNodeDiskPressure;
-
-impl Predicate for CheckNodeDiskPressure {
-    fn name(&self) -> &str {
-        "CheckNodeDiskPressure"
-    }
-
-    fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        if condition_is_true(node, "DiskPressure") {
-            reasons.push(ERR_NODE_UNDER_DISK_PRESSURE);
-        }
+pub fn predicate() -> NodePressure {
+    NodePressure {
+        name: "CheckNodeDiskPressure",
+        condition: "DiskPressure",
+        reason: ERR_NODE_UNDER_DISK_PRESSURE,
+        best_effort_only: false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::NodeInfo;
     use crate::predicates::reasons_of;
     use crate::testing::{NodeBuilder, PodBuilder};
 
@@ -43,7 +36,7 @@ mod tests {
         ];
         for (name, status, pod, want) in cases {
             let node = NodeInfo::from_parts(NodeBuilder::new("n").condition("DiskPressure", status).build(), []);
-            assert_eq!(reasons_of(&CheckNodeDiskPressure, pod.build(), &node), want, "{name}");
+            assert_eq!(reasons_of(&predicate(), pod.build(), &node), want, "{name}");
         }
     }
 }

@@ -1,31 +1,24 @@
 //! CheckNodeMemoryPressure: a node under memory pressure refuses BestEffort pods only (they are the
 //! first the kubelet evicts); pods with any cpu or memory request or limit still fit.
 
-use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::node_pressure::condition_is_true;
-use crate::predicates::{Predicate, Reason};
+use crate::predicates::node_pressure::NodePressure;
+use crate::predicates::Reason;
 
 pub const ERR_NODE_UNDER_MEMORY_PRESSURE: Reason = Reason::unresolvable("node(s) had memory pressure");
 
-#[derive(Debug)]
-pub struct CheckNodeMemoryPressure;
-
-impl Predicate for CheckNodeMemoryPressure {
-    fn name(&self) -> &str {
-        "CheckNodeMemoryPressure"
-    }
-
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        if pod.best_effort && condition_is_true(node, "MemoryPressure") {
-            reasons.push(ERR_NODE_UNDER_MEMORY_PRESSURE);
-        }
+pub fn predicate() -> NodePressure {
+    NodePressure {
+        name: "CheckNodeMemoryPressure",
+        condition: "MemoryPressure",
+        reason: ERR_NODE_UNDER_MEMORY_PRESSURE,
+        best_effort_only: true,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::NodeInfo;
     use crate::predicates::reasons_of;
     use crate::testing::{NodeBuilder, PodBuilder};
 
@@ -51,7 +44,7 @@ mod tests {
             ("best effort on a calm node", PodBuilder::new("p"), calm(), vec![]),
         ];
         for (name, pod, node, want) in cases {
-            assert_eq!(reasons_of(&CheckNodeMemoryPressure, pod.build(), &node), want, "{name}");
+            assert_eq!(reasons_of(&predicate(), pod.build(), &node), want, "{name}");
         }
     }
 }

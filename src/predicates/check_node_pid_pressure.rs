@@ -1,30 +1,23 @@
 //! CheckNodePIDPressure: a node reporting PIDPressure takes no new pods.
 
-use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::node_pressure::condition_is_true;
-use crate::predicates::{Predicate, Reason};
+use crate::predicates::node_pressure::NodePressure;
+use crate::predicates::Reason;
 
 pub const ERR_NODE_UNDER_PID_PRESSURE: Reason = Reason::unresolvable("node(s) had pid pressure");
 
-#[derive(Debug)]
-pub struct CheckNodePIDPressure;
-
-impl Predicate for CheckNodePIDPressure {
-    fn name(&self) -> &str {
-        "CheckNodePIDPressure"
-    }
-
-    fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        if condition_is_true(node, "PIDPressure") {
-            reasons.push(ERR_NODE_UNDER_PID_PRESSURE);
-        }
+pub fn predicate() -> NodePressure {
+    NodePressure {
+        name: "CheckNodePIDPressure",
+        condition: "PIDPressure",
+        reason: ERR_NODE_UNDER_PID_PRESSURE,
+        best_effort_only: false,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::NodeInfo;
     use crate::predicates::reasons_of;
     use crate::testing::{NodeBuilder, PodBuilder};
 
@@ -43,7 +36,7 @@ mod tests {
         ];
         for (name, status, pod, want) in cases {
             let node = NodeInfo::from_parts(NodeBuilder::new("n").condition("PIDPressure", status).build(), []);
-            assert_eq!(reasons_of(&CheckNodePIDPressure, pod.build(), &node), want, "{name}");
+            assert_eq!(reasons_of(&predicate(), pod.build(), &node), want, "{name}");
         }
     }
 }

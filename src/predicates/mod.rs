@@ -152,9 +152,9 @@ impl Kind {
             Kind::PodToleratesNodeNoExecuteTaints => {
                 Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::no_execute())
             }
-            Kind::CheckNodeMemoryPressure => Arc::new(check_node_memory_pressure::CheckNodeMemoryPressure),
-            Kind::CheckNodeDiskPressure => Arc::new(check_node_disk_pressure::CheckNodeDiskPressure),
-            Kind::CheckNodePIDPressure => Arc::new(check_node_pid_pressure::CheckNodePIDPressure),
+            Kind::CheckNodeMemoryPressure => Arc::new(check_node_memory_pressure::predicate()),
+            Kind::CheckNodeDiskPressure => Arc::new(check_node_disk_pressure::predicate()),
+            Kind::CheckNodePIDPressure => Arc::new(check_node_pid_pressure::predicate()),
             _ => return None,
         };
         Some(p)
