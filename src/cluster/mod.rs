@@ -9,6 +9,6 @@ pub mod snapshot;
 pub mod source;
 pub mod store;
 
-pub use node_info::{NodeInfo, NodePods, NodeState, PodInfo};
+pub use node_info::{NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
 pub use snapshot::Snapshot;
 pub use store::ClusterStore;

@@ -23,17 +23,50 @@ impl PodInfo {
     }
 }
 
-/// A node object with its allocatable resources parsed.
+/// What a node's conditions say, read once when the node changes so predicates test a flag
+/// instead of walking condition strings on every request.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeConditions {
+    /// A `Ready` condition whose status is not `True`.
+    pub not_ready: bool,
+    /// A `NetworkUnavailable` condition whose status is not `False`.
+    pub network_unavailable: bool,
+    pub memory_pressure: bool,
+    pub disk_pressure: bool,
+    pub pid_pressure: bool,
+}
+
+impl NodeConditions {
+    pub fn of(node: &Node) -> Self {
+        let mut c = NodeConditions::default();
+        for cond in &node.status.conditions {
+            let is_true = cond.status == "True";
+            match cond.type_.as_str() {
+                "Ready" => c.not_ready |= !is_true,
+                "NetworkUnavailable" => c.network_unavailable |= cond.status != "False",
+                "MemoryPressure" => c.memory_pressure |= is_true,
+                "DiskPressure" => c.disk_pressure |= is_true,
+                "PIDPressure" => c.pid_pressure |= is_true,
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+/// A node object with what the predicates read of it prepared: allocatable parsed, conditions read.
 #[derive(Debug)]
 pub struct NodeState {
     pub node: Node,
     pub allocatable: Resource,
+    pub conditions: NodeConditions,
 }
 
 impl NodeState {
     pub fn new(node: Node) -> Self {
         let allocatable = Resource::from_list(&node.status.allocatable);
-        NodeState { node, allocatable }
+        let conditions = NodeConditions::of(&node);
+        NodeState { node, allocatable, conditions }
     }
 
     pub fn name(&self) -> &str {
@@ -120,6 +153,10 @@ impl NodeInfo {
         &self.state.allocatable
     }
 
+    pub fn conditions(&self) -> NodeConditions {
+        self.state.conditions
+    }
+
     /// This node with more pods on it: what the nominated-pod pass checks against.
     pub fn with_added_pods<'a>(&self, extra: impl IntoIterator<Item = &'a Arc<PodInfo>>) -> NodeInfo {
         let mut pods = (*self.pods).clone();
@@ -158,6 +195,40 @@ mod tests {
         assert_eq!(info.pods.used_ports().len(), 1);
         assert_eq!(info.allocatable().milli_cpu, 4000);
         assert!(info.pods.pods_with_affinity().is_empty());
+    }
+
+    #[test]
+    fn conditions_are_read_once() {
+        let flags = |b: NodeBuilder| NodeConditions::of(&b.build());
+        let cases = [
+            ("ready", NodeBuilder::new("n"), NodeConditions::default()),
+            (
+                "ready unknown",
+                NodeBuilder::new("n").condition("Ready", "Unknown"),
+                NodeConditions { not_ready: true, ..Default::default() },
+            ),
+            (
+                "network unknown counts as unavailable",
+                NodeBuilder::new("n").condition("NetworkUnavailable", "Unknown"),
+                NodeConditions { network_unavailable: true, ..Default::default() },
+            ),
+            (
+                "network available",
+                NodeBuilder::new("n").condition("NetworkUnavailable", "False"),
+                NodeConditions::default(),
+            ),
+            (
+                "pressures only when True",
+                NodeBuilder::new("n")
+                    .condition("MemoryPressure", "True")
+                    .condition("DiskPressure", "Unknown")
+                    .condition("PIDPressure", "True"),
+                NodeConditions { memory_pressure: true, pid_pressure: true, ..Default::default() },
+            ),
+        ];
+        for (name, node, want) in cases {
+            assert_eq!(flags(node), want, "{name}");
+        }
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! An immutable view of the cluster. Requests read one; a change builds the next one, sharing
-//! everything it did not touch (persistent maps), so a pod event costs one node's worth of work.
+//! everything it did not touch (persistent hash maps: requests look nodes up by name), so a pod
+//! event costs one node's worth of work.
 
 use std::sync::Arc;
 
-use imbl::OrdMap;
+use imbl::HashMap;
 
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
@@ -11,19 +12,33 @@ use crate::cluster::objects::{Node, Pod};
 /// `(namespace, name)` of a pod.
 pub type PodKey = (String, String);
 
+/// Pending pods nominated to one node.
+pub type Nominated = Arc<Vec<Arc<PodInfo>>>;
+
+/// Everything the model has under one node name, so a request finds it with one lookup. A name can
+/// have pods (assigned or nominated) before its node object is known.
+#[derive(Debug, Clone, Default)]
+struct NodeEntry {
+    state: Option<Arc<NodeState>>,
+    pods: Arc<NodePods>,
+    nominated: Nominated,
+}
+
+impl NodeEntry {
+    fn is_empty(&self) -> bool {
+        self.state.is_none() && self.pods.pods().is_empty() && self.nominated.is_empty()
+    }
+}
+
 /// The cluster at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    nodes: OrdMap<String, Arc<NodeState>>,
-    /// Pods by the node they are assigned to; a node may have pods before its object is known.
-    node_pods: OrdMap<String, Arc<NodePods>>,
-    /// Pending pods with `status.nominatedNodeName`, by that node.
-    nominated: OrdMap<String, Arc<Vec<Arc<PodInfo>>>>,
+    /// By node name: requests look nodes up by name, so a hash map.
+    nodes: HashMap<String, NodeEntry>,
     /// Every non-terminal pod, assigned or not.
-    pods: OrdMap<PodKey, Arc<PodInfo>>,
+    pods: HashMap<PodKey, Arc<PodInfo>>,
+    node_count: usize,
 }
-
-static NO_PODS: std::sync::LazyLock<Arc<NodePods>> = std::sync::LazyLock::new(|| Arc::new(NodePods::default()));
 
 fn key_of(pod: &Pod) -> PodKey {
     (pod.metadata.namespace.clone(), pod.metadata.name.clone())
@@ -42,18 +57,32 @@ impl Snapshot {
         s
     }
 
+    /// Changes the entry of a node name, dropping it when nothing is left in it.
+    fn edit(&mut self, name: &str, change: impl FnOnce(&mut NodeEntry)) {
+        let mut entry = self.nodes.get(name).cloned().unwrap_or_default();
+        let had_node = entry.state.is_some();
+        change(&mut entry);
+        self.node_count = self.node_count + usize::from(entry.state.is_some()) - usize::from(had_node);
+        if entry.is_empty() {
+            self.nodes.remove(name);
+        } else {
+            self.nodes.insert(name.to_string(), entry);
+        }
+    }
+
     /// Adds or replaces a node object; its pods stay.
     pub fn upsert_node(&mut self, node: Node) {
         let name = node.metadata.name.clone();
-        self.nodes.insert(name, Arc::new(NodeState::new(node)));
+        let state = Arc::new(NodeState::new(node));
+        self.edit(&name, |e| e.state = Some(state));
     }
 
     /// Removes a node object. Pods bound to it stay accounted until they are deleted.
     pub fn remove_node(&mut self, name: &str) {
-        self.nodes.remove(name);
+        self.edit(name, |e| e.state = None);
     }
 
-    /// Adds, replaces or (when terminal) removes a pod, keeping node sums and the nominated index
+    /// Adds, replaces or (when terminal) removes a pod, keeping node sums and the nominated pods
     /// in step.
     pub fn upsert_pod(&mut self, pod: Pod) {
         let key = key_of(&pod);
@@ -62,16 +91,12 @@ impl Snapshot {
             return;
         }
         let info = Arc::new(PodInfo::new(pod));
-        if !info.pod.spec.node_name.is_empty() {
-            let node = info.pod.spec.node_name.clone();
-            let mut pods = self.node_pods.get(&node).map(|p| (**p).clone()).unwrap_or_default();
-            pods.add(Arc::clone(&info));
-            self.node_pods.insert(node, Arc::new(pods));
-        } else if !info.pod.status.nominated_node_name.is_empty() {
-            let node = info.pod.status.nominated_node_name.clone();
-            let mut list = self.nominated.get(&node).map(|l| (**l).clone()).unwrap_or_default();
-            list.push(Arc::clone(&info));
-            self.nominated.insert(node, Arc::new(list));
+        let assigned = &info.pod.spec.node_name;
+        let nominated = &info.pod.status.nominated_node_name;
+        if !assigned.is_empty() {
+            self.edit(assigned, |e| Arc::make_mut(&mut e.pods).add(Arc::clone(&info)));
+        } else if !nominated.is_empty() {
+            self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).push(Arc::clone(&info)));
         }
         self.pods.insert(key, info);
     }
@@ -79,51 +104,42 @@ impl Snapshot {
     /// Removes a pod wherever it is accounted.
     pub fn remove_pod(&mut self, key: &PodKey) {
         let Some(old) = self.pods.remove(key) else { return };
-        let node = &old.pod.spec.node_name;
-        if !node.is_empty() {
-            if let Some(pods) = self.node_pods.get(node) {
-                let mut pods = (**pods).clone();
-                pods.remove(&old.pod);
-                if pods.pods().is_empty() {
-                    self.node_pods.remove(node);
-                } else {
-                    self.node_pods.insert(node.clone(), Arc::new(pods));
-                }
-            }
-        }
+        let assigned = &old.pod.spec.node_name;
         let nominated = &old.pod.status.nominated_node_name;
-        if node.is_empty() && !nominated.is_empty() {
-            if let Some(list) = self.nominated.get(nominated) {
-                let list: Vec<_> = list.iter().filter(|p| !p.pod.is_same_pod(&old.pod)).cloned().collect();
-                if list.is_empty() {
-                    self.nominated.remove(nominated);
-                } else {
-                    self.nominated.insert(nominated.clone(), Arc::new(list));
-                }
-            }
+        if !assigned.is_empty() {
+            self.edit(assigned, |e| {
+                Arc::make_mut(&mut e.pods).remove(&old.pod);
+            });
+        } else if !nominated.is_empty() {
+            self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).retain(|p| !p.pod.is_same_pod(&old.pod)));
+        }
+    }
+
+    /// The node with its pods, and the pods nominated to it, when the node object is known.
+    pub fn candidate(&self, name: &str) -> Option<(NodeInfo, Nominated)> {
+        let entry = self.nodes.get(name)?;
+        let state = entry.state.as_ref()?;
+        Some((NodeInfo::new(Arc::clone(state), Arc::clone(&entry.pods)), Arc::clone(&entry.nominated)))
+    }
+
+    /// A node object from elsewhere (a request's `Nodes`) with the pods the model has on it, and the
+    /// pods nominated to it.
+    pub fn candidate_for(&self, node: Node) -> (NodeInfo, Nominated) {
+        let state = Arc::new(NodeState::new(node));
+        match self.nodes.get(state.name()) {
+            Some(entry) => (NodeInfo::new(state, Arc::clone(&entry.pods)), Arc::clone(&entry.nominated)),
+            None => (NodeInfo::new(state, Arc::default()), Arc::default()),
         }
     }
 
     /// The node and its pods, when the node object is known.
     pub fn node_info(&self, name: &str) -> Option<NodeInfo> {
-        let state = self.nodes.get(name)?;
-        Some(NodeInfo::new(Arc::clone(state), self.pods_on(name)))
-    }
-
-    /// A node object from elsewhere (a request's `Nodes`) with the pods the model has on it.
-    pub fn node_info_for(&self, node: Node) -> NodeInfo {
-        let pods = self.pods_on(&node.metadata.name);
-        NodeInfo::new(Arc::new(NodeState::new(node)), pods)
-    }
-
-    /// The pods assigned to a node (empty when none).
-    pub fn pods_on(&self, node: &str) -> Arc<NodePods> {
-        self.node_pods.get(node).cloned().unwrap_or_else(|| Arc::clone(&NO_PODS))
+        self.candidate(name).map(|(node, _)| node)
     }
 
     /// Pending pods nominated to a node.
     pub fn nominated_on(&self, node: &str) -> &[Arc<PodInfo>] {
-        self.nominated.get(node).map(|l| l.as_slice()).unwrap_or(&[])
+        self.nodes.get(node).map(|e| e.nominated.as_slice()).unwrap_or(&[])
     }
 
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&Arc<PodInfo>> {
@@ -131,16 +147,19 @@ impl Snapshot {
     }
 
     pub fn has_node(&self, name: &str) -> bool {
-        self.nodes.contains_key(name)
+        self.nodes.get(name).is_some_and(|e| e.state.is_some())
     }
 
-    /// Node names in order.
-    pub fn node_names(&self) -> impl Iterator<Item = &str> {
-        self.nodes.keys().map(String::as_str)
+    /// Node names, sorted.
+    pub fn node_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> =
+            self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        names
     }
 
     pub fn node_count(&self) -> usize {
-        self.nodes.len()
+        self.node_count
     }
 
     pub fn pod_count(&self) -> usize {
@@ -198,6 +217,17 @@ mod tests {
         s.upsert_pod(pod);
         assert!(s.nominated_on("n2").is_empty());
         assert_eq!(s.node_info("n2").unwrap().pods.pods().len(), 1);
+    }
+
+    #[test]
+    fn names_with_nothing_left_are_forgotten() {
+        let mut s = snapshot();
+        s.remove_pod(&("default".into(), "early".into()));
+        assert!(!s.nodes.contains_key("n3"));
+        s.remove_node("n1");
+        assert!(s.nodes.contains_key("n1"), "its pod still counts");
+        assert_eq!(s.node_count(), 1);
+        assert_eq!(s.node_names(), ["n2"]);
     }
 
     #[test]

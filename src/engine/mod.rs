@@ -10,15 +10,16 @@ use std::sync::Arc;
 pub use evaluator::{CancelFlag, Cancelled, Evaluator};
 pub use pod_context::PodContext;
 
-use crate::cluster::{NodeInfo, Snapshot};
+use crate::cluster::snapshot::Nominated;
+use crate::cluster::NodeInfo;
 use crate::policy::Plan;
 use crate::predicates::Reason;
 
 /// A node a request asks about.
 #[derive(Debug, Clone)]
 pub enum Candidate {
-    /// A node with what runs on it.
-    Known(NodeInfo),
+    /// A node with what runs on it, and the pods nominated to it.
+    Known(NodeInfo, Nominated),
     /// A name the cluster model does not know (its cache may lag a new node).
     Unknown(String),
 }
@@ -26,7 +27,7 @@ pub enum Candidate {
 impl Candidate {
     pub fn name(&self) -> &str {
         match self {
-            Candidate::Known(n) => n.name(),
+            Candidate::Known(n, _) => n.name(),
             Candidate::Unknown(name) => name,
         }
     }
@@ -53,14 +54,13 @@ pub fn filter(
     evaluator: &Evaluator,
     plan: &Plan,
     pod: &PodContext,
-    snapshot: &Snapshot,
     candidates: &[Candidate],
     cancel: &CancelFlag,
 ) -> Result<Vec<Verdict>, Cancelled> {
     evaluator.map(candidates, cancel, |candidate| match candidate {
         Candidate::Unknown(_) => Verdict::Unknown,
-        Candidate::Known(node) => {
-            let reasons = fits::fits_on_node(plan, pod, node, snapshot.nominated_on(node.name()));
+        Candidate::Known(node, nominated) => {
+            let reasons = fits::fits_on_node(plan, pod, node, nominated);
             if reasons.is_empty() {
                 Verdict::Fits
             } else {
@@ -75,14 +75,13 @@ pub fn filter(
 pub struct FilterJob {
     pub plan: Arc<Plan>,
     pub pod: PodContext,
-    pub snapshot: Arc<Snapshot>,
     pub candidates: Vec<Candidate>,
     pub cancel: CancelFlag,
 }
 
 impl FilterJob {
     pub fn run(&self, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
-        filter(evaluator, &self.plan, &self.pod, &self.snapshot, &self.candidates, &self.cancel)
+        filter(evaluator, &self.plan, &self.pod, &self.candidates, &self.cancel)
     }
 }
 
@@ -126,14 +125,14 @@ mod tests {
     fn parallelism_1_and_16_agree_on_5000_nodes_in_input_order() {
         let (snapshot, mut names) = big_cluster();
         names.reverse(); // input order, not the snapshot's order, must be kept
-        let candidates: Vec<Candidate> =
-            names.iter().map(|n| Candidate::Known(snapshot.node_info(n).unwrap())).collect();
+        let candidates: Vec<Candidate> = names
+            .iter()
+            .map(|n| snapshot.candidate(n).map(|(node, nom)| Candidate::Known(node, nom)).unwrap())
+            .collect();
         let pod = PodContext::new(PodBuilder::new("incoming").node_selector("zone", "b").req(&[("cpu", "1")]).build());
         let plan = Plan::default_plan();
-        let serial =
-            filter(&Evaluator::new(1).unwrap(), &plan, &pod, &snapshot, &candidates, &CancelFlag::new()).unwrap();
-        let parallel =
-            filter(&Evaluator::new(16).unwrap(), &plan, &pod, &snapshot, &candidates, &CancelFlag::new()).unwrap();
+        let serial = filter(&Evaluator::new(1).unwrap(), &plan, &pod, &candidates, &CancelFlag::new()).unwrap();
+        let parallel = filter(&Evaluator::new(16).unwrap(), &plan, &pod, &candidates, &CancelFlag::new()).unwrap();
         assert_eq!(serial, parallel);
         // Each verdict belongs to its own node: recompute a few one by one.
         for i in [0, 1, 2, 3, 10, 4999] {

@@ -18,12 +18,12 @@ impl Predicate for CheckNodeCondition {
     }
 
     fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        for c in &node.node().status.conditions {
-            match c.type_.as_str() {
-                "Ready" if c.status != "True" => reasons.push(ERR_NODE_NOT_READY),
-                "NetworkUnavailable" if c.status != "False" => reasons.push(ERR_NODE_NETWORK_UNAVAILABLE),
-                _ => {}
-            }
+        let c = node.conditions();
+        if c.not_ready {
+            reasons.push(ERR_NODE_NOT_READY);
+        }
+        if c.network_unavailable {
+            reasons.push(ERR_NODE_NETWORK_UNAVAILABLE);
         }
     }
 }

@@ -8,7 +8,7 @@ pub const ERR_NODE_UNDER_DISK_PRESSURE: Reason = Reason::unresolvable("node(s) h
 pub fn predicate() -> NodePressure {
     NodePressure {
         name: "CheckNodeDiskPressure",
-        condition: "DiskPressure",
+        condition: |c| c.disk_pressure,
         reason: ERR_NODE_UNDER_DISK_PRESSURE,
         best_effort_only: false,
     }

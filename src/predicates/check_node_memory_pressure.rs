@@ -9,7 +9,7 @@ pub const ERR_NODE_UNDER_MEMORY_PRESSURE: Reason = Reason::unresolvable("node(s)
 pub fn predicate() -> NodePressure {
     NodePressure {
         name: "CheckNodeMemoryPressure",
-        condition: "MemoryPressure",
+        condition: |c| c.memory_pressure,
         reason: ERR_NODE_UNDER_MEMORY_PRESSURE,
         best_effort_only: true,
     }

@@ -8,7 +8,7 @@ pub const ERR_NODE_UNDER_PID_PRESSURE: Reason = Reason::unresolvable("node(s) ha
 pub fn predicate() -> NodePressure {
     NodePressure {
         name: "CheckNodePIDPressure",
-        condition: "PIDPressure",
+        condition: |c| c.pid_pressure,
         reason: ERR_NODE_UNDER_PID_PRESSURE,
         best_effort_only: false,
     }

@@ -54,9 +54,10 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     let snapshot = state.store.snapshot();
     let (candidates, request_nodes) = match args.nodes {
         Candidates::Names(names) => {
-            let c = names
-                .into_iter()
-                .map(|n| snapshot.node_info(&n).map(Candidate::Known).unwrap_or(Candidate::Unknown(n)));
+            let c = names.into_iter().map(|n| match snapshot.candidate(&n) {
+                Some((node, nominated)) => Candidate::Known(node, nominated),
+                None => Candidate::Unknown(n),
+            });
             (c.collect::<Vec<_>>(), None)
         }
         Candidates::Nodes(list) => {
@@ -64,7 +65,8 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
             let mut candidates = Vec::with_capacity(list.items.len());
             for item in list.items {
                 raws.push(item.raw);
-                candidates.push(Candidate::Known(snapshot.node_info_for(item.node)));
+                let (node, nominated) = snapshot.candidate_for(item.node);
+                candidates.push(Candidate::Known(node, nominated));
             }
             (candidates, Some((list.metadata, raws)))
         }
@@ -72,7 +74,8 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     let node_count = candidates.len();
     let cancel = CancelFlag::new();
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
-    let job = FilterJob { plan: Arc::clone(&state.plan), pod: PodContext::new(args.pod), snapshot, candidates, cancel };
+    drop(snapshot);
+    let job = FilterJob { plan: Arc::clone(&state.plan), pod: PodContext::new(args.pod), candidates, cancel };
     let job = Arc::new(job);
     let running = Arc::clone(&job);
     let rx = state.evaluator.spawn(move |ev| running.run(ev));
