@@ -190,3 +190,120 @@ mod tests {
         assert!(!NodeSelectorTerms::compile(&[other_field]).matches("n1", &node));
     }
 }
+
+/// A `metav1.LabelSelector` (`matchLabels` and `matchExpressions`, ANDed), compiled, with the
+/// semantics of `metav1.LabelSelectorAsSelector`: an empty selector matches everything; an invalid
+/// one (unknown operator, `In` without values, `Exists` with values) matches nothing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LabelSelector {
+    requirements: Vec<SelectorRequirement>,
+    /// Set when the selector could not be compiled: it then matches nothing.
+    invalid: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum SelectorRequirement {
+    In(String, Vec<String>),
+    NotIn(String, Vec<String>),
+    Exists(String),
+    DoesNotExist(String),
+}
+
+impl LabelSelector {
+    pub fn compile(selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector) -> Self {
+        let mut requirements = Vec::new();
+        for (k, v) in selector.match_labels.iter().flatten() {
+            requirements.push(SelectorRequirement::In(k.clone(), vec![v.clone()]));
+        }
+        for e in selector.match_expressions.iter().flatten() {
+            let values = e.values.clone().unwrap_or_default();
+            let r = match e.operator.as_str() {
+                "In" if !values.is_empty() => SelectorRequirement::In(e.key.clone(), values),
+                "NotIn" if !values.is_empty() => SelectorRequirement::NotIn(e.key.clone(), values),
+                "Exists" if values.is_empty() => SelectorRequirement::Exists(e.key.clone()),
+                "DoesNotExist" if values.is_empty() => SelectorRequirement::DoesNotExist(e.key.clone()),
+                _ => return LabelSelector { requirements: Vec::new(), invalid: true },
+            };
+            requirements.push(r);
+        }
+        LabelSelector { requirements, invalid: false }
+    }
+
+    /// A selector that matches exactly these labels (a Service's `spec.selector`).
+    pub fn from_map(labels: &BTreeMap<String, String>) -> Self {
+        let requirements = labels.iter().map(|(k, v)| SelectorRequirement::In(k.clone(), vec![v.clone()])).collect();
+        LabelSelector { requirements, invalid: false }
+    }
+
+    /// A selector that matches nothing (a nil selector in an affinity term or a spread constraint).
+    pub fn nothing() -> Self {
+        LabelSelector { requirements: Vec::new(), invalid: true }
+    }
+
+    /// Adds `key In (value)`: how `matchLabelKeys` narrows a selector to the pod's own values.
+    pub fn and_equals(&mut self, key: &str, value: &str) {
+        self.requirements.push(SelectorRequirement::In(key.to_string(), vec![value.to_string()]));
+    }
+
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        !self.invalid
+            && self.requirements.iter().all(|r| match r {
+                SelectorRequirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
+                SelectorRequirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
+                SelectorRequirement::Exists(k) => labels.contains_key(k),
+                SelectorRequirement::DoesNotExist(k) => !labels.contains_key(k),
+            })
+    }
+
+    /// True for a compiled empty selector (matches every set of labels).
+    pub fn is_everything(&self) -> bool {
+        !self.invalid && self.requirements.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod label_selector_tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as K8sSelector, LabelSelectorRequirement};
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn expr(key: &str, op: &str, values: &[&str]) -> LabelSelectorRequirement {
+        LabelSelectorRequirement {
+            key: key.into(),
+            operator: op.into(),
+            values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
+        }
+    }
+
+    #[test]
+    fn selectors() {
+        let pod = labels(&[("app", "web"), ("tier", "front")]);
+        let sel = |ml: &[(&str, &str)], me: Vec<LabelSelectorRequirement>| {
+            LabelSelector::compile(&K8sSelector {
+                match_labels: (!ml.is_empty()).then(|| labels(ml)),
+                match_expressions: (!me.is_empty()).then_some(me),
+            })
+        };
+        let cases = [
+            ("empty matches everything", sel(&[], vec![]), true),
+            ("matchLabels", sel(&[("app", "web")], vec![]), true),
+            ("matchLabels differ", sel(&[("app", "db")], vec![]), false),
+            ("In", sel(&[], vec![expr("tier", "In", &["front", "back"])]), true),
+            ("NotIn", sel(&[], vec![expr("tier", "NotIn", &["front"])]), false),
+            ("NotIn on a missing key", sel(&[], vec![expr("zone", "NotIn", &["a"])]), true),
+            ("Exists", sel(&[], vec![expr("app", "Exists", &[])]), true),
+            ("DoesNotExist", sel(&[], vec![expr("app", "DoesNotExist", &[])]), false),
+            ("ANDed", sel(&[("app", "web")], vec![expr("tier", "In", &["back"])]), false),
+            ("invalid operator matches nothing", sel(&[], vec![expr("app", "Gt", &["1"])]), false),
+            ("In without values matches nothing", sel(&[], vec![expr("app", "In", &[])]), false),
+        ];
+        for (name, s, want) in cases {
+            assert_eq!(s.matches(&pod), want, "{name}");
+        }
+        assert!(!LabelSelector::nothing().matches(&pod));
+        assert!(LabelSelector::from_map(&labels(&[("app", "web")])).matches(&pod));
+    }
+}

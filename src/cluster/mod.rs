@@ -8,7 +8,26 @@ pub mod resources;
 pub mod snapshot;
 pub mod source;
 pub mod store;
+pub mod volumes;
 
 pub use node_info::{NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
 pub use snapshot::Snapshot;
 pub use store::ClusterStore;
+
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, Service};
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+
+/// Any object the cluster model keeps. Moved once, from a source into the snapshot, so the size
+/// difference of the variants costs nothing worth a box.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
+pub enum ClusterObject {
+    Node(objects::Node),
+    Pod(objects::Pod),
+    Namespace(Namespace),
+    Service(Service),
+    PersistentVolume(PersistentVolume),
+    PersistentVolumeClaim(PersistentVolumeClaim),
+    StorageClass(StorageClass),
+    CSINode(CSINode),
+}

@@ -8,7 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Affinity, ContainerImage, ContainerPort, Taint, Toleration};
+use k8s_openapi::api::core::v1::{
+    Affinity, ContainerImage, ContainerPort, Taint, Toleration, TopologySpreadConstraint, Volume,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use std::marker::PhantomData;
 
@@ -161,6 +163,32 @@ pub struct PodSpec {
     #[serde(deserialize_with = "null_as_default")]
     pub tolerations: Vec<Toleration>,
     pub priority: Option<i32>,
+    /// Only the volumes a predicate looks at (see [`volumes_that_matter`]).
+    #[serde(deserialize_with = "volumes_that_matter")]
+    pub volumes: Vec<Volume>,
+    #[serde(deserialize_with = "null_as_default")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+}
+
+/// Keeps the volumes the volume predicates read (cloud disks, RBD, iSCSI, CSI, claims, generic
+/// ephemeral volumes) and drops the rest (configMap, secret, projected, emptyDir, ...), which a
+/// pod has many of and no predicate needs.
+fn volumes_that_matter<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Volume>, D::Error> {
+    let all: Option<Vec<Volume>> = Option::deserialize(d)?;
+    Ok(all
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| {
+            v.gce_persistent_disk.is_some()
+                || v.aws_elastic_block_store.is_some()
+                || v.rbd.is_some()
+                || v.iscsi.is_some()
+                || v.azure_disk.is_some()
+                || v.csi.is_some()
+                || v.persistent_volume_claim.is_some()
+                || v.ephemeral.is_some()
+        })
+        .collect())
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -274,6 +302,16 @@ impl Pod {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_volumes_that_matter_are_kept() {
+        let pod: Pod = serde_json::from_str(
+            r#"{"spec":{"volumes":[{"name":"tmp","emptyDir":{}},{"name":"data","persistentVolumeClaim":{"claimName":"c"}},{"name":"cfg","configMap":{"name":"x"}},{"name":"pd","gcePersistentDisk":{"pdName":"d"}}]}}"#,
+        )
+        .unwrap();
+        let names: Vec<_> = pod.spec.volumes.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["data", "pd"]);
+    }
 
     #[test]
     fn nulls_read_as_empty_like_go() {

@@ -6,8 +6,12 @@ use std::sync::Arc;
 
 use imbl::HashMap;
 
+use k8s_openapi::api::core::v1::{Namespace, Service};
+
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
+use crate::cluster::volumes::VolumeObjects;
+use crate::cluster::ClusterObject;
 
 /// `(namespace, name)` of a pod.
 pub type PodKey = (String, String);
@@ -37,7 +41,13 @@ pub struct Snapshot {
     nodes: HashMap<String, NodeEntry>,
     /// Every non-terminal pod, assigned or not.
     pods: HashMap<PodKey, Arc<PodInfo>>,
+    /// Assigned pods with pod (anti-)affinity terms: what inter-pod affinity walks per request
+    /// instead of every pod.
+    affinity_pods: HashMap<PodKey, Arc<PodInfo>>,
     node_count: usize,
+    namespaces: HashMap<String, Arc<Namespace>>,
+    services: HashMap<PodKey, Arc<Service>>,
+    volumes: VolumeObjects,
 }
 
 fn key_of(pod: &Pod) -> PodKey {
@@ -95,6 +105,9 @@ impl Snapshot {
         let nominated = &info.pod.status.nominated_node_name;
         if !assigned.is_empty() {
             self.edit(assigned, |e| Arc::make_mut(&mut e.pods).add(Arc::clone(&info)));
+            if info.pod.has_pod_affinity_terms() {
+                self.affinity_pods.insert(key.clone(), Arc::clone(&info));
+            }
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).push(Arc::clone(&info)));
         }
@@ -104,6 +117,7 @@ impl Snapshot {
     /// Removes a pod wherever it is accounted.
     pub fn remove_pod(&mut self, key: &PodKey) {
         let Some(old) = self.pods.remove(key) else { return };
+        self.affinity_pods.remove(key);
         let assigned = &old.pod.spec.node_name;
         let nominated = &old.pod.status.nominated_node_name;
         if !assigned.is_empty() {
@@ -113,6 +127,69 @@ impl Snapshot {
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).retain(|p| !p.pod.is_same_pod(&old.pod)));
         }
+    }
+
+    /// Adds or replaces any object the model keeps.
+    pub fn upsert(&mut self, object: ClusterObject) {
+        let ns_name = |m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta| {
+            (m.namespace.clone().unwrap_or_default(), m.name.clone().unwrap_or_default())
+        };
+        match object {
+            ClusterObject::Node(n) => self.upsert_node(n),
+            ClusterObject::Pod(p) => self.upsert_pod(p),
+            ClusterObject::Namespace(ns) => {
+                self.namespaces.insert(ns.metadata.name.clone().unwrap_or_default(), Arc::new(ns));
+            }
+            ClusterObject::Service(svc) => {
+                self.services.insert(ns_name(&svc.metadata), Arc::new(svc));
+            }
+            ClusterObject::PersistentVolume(pv) => self.volumes.upsert_pv(pv),
+            ClusterObject::PersistentVolumeClaim(pvc) => self.volumes.upsert_pvc(pvc),
+            ClusterObject::StorageClass(sc) => self.volumes.upsert_storage_class(sc),
+            ClusterObject::CSINode(c) => self.volumes.upsert_csi_node(c),
+        }
+    }
+
+    /// Every known node with its pods, in no particular order (what topology counting walks).
+    pub fn nodes(&self) -> impl Iterator<Item = NodeInfo> + '_ {
+        self.nodes
+            .values()
+            .filter_map(|e| e.state.as_ref().map(|state| NodeInfo::new(Arc::clone(state), Arc::clone(&e.pods))))
+    }
+
+    /// The labels of a known node.
+    pub fn node_label_map(&self, name: &str) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.nodes.get(name).and_then(|e| e.state.as_ref()).map(|s| &s.node.metadata.labels)
+    }
+
+    /// Assigned pods with pod affinity or anti-affinity terms.
+    pub fn affinity_pods(&self) -> impl Iterator<Item = &Arc<PodInfo>> {
+        self.affinity_pods.values()
+    }
+
+    /// A Namespace object, when the model has Namespaces.
+    pub fn namespace(&self, name: &str) -> Option<&Arc<Namespace>> {
+        self.namespaces.get(name)
+    }
+
+    /// Whether the model has any Namespace objects (namespaceSelector needs them).
+    pub fn has_namespaces(&self) -> bool {
+        !self.namespaces.is_empty()
+    }
+
+    /// Every Namespace object.
+    pub fn namespaces(&self) -> impl Iterator<Item = &Arc<Namespace>> {
+        self.namespaces.values()
+    }
+
+    /// The Services of a namespace.
+    pub fn services_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Service>> + 'a {
+        self.services.iter().filter(move |((ns, _), _)| ns == namespace).map(|(_, s)| s)
+    }
+
+    /// PersistentVolumes, claims, storage classes and CSINodes.
+    pub fn volumes(&self) -> &VolumeObjects {
+        &self.volumes
     }
 
     /// The node with its pods, and the pods nominated to it, when the node object is known.

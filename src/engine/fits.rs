@@ -34,12 +34,14 @@ fn nominated_to_add<'a>(pod: &'a PodContext, nominated: &'a [Arc<PodInfo>]) -> i
 /// 2 runs on the node as it is (the nominated pods may never land, and affinity to them must not be
 /// counted on), and the node fits only if both passes do.
 pub fn fits_on_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> Vec<Reason> {
-    let mut added = nominated_to_add(pod, nominated).peekable();
-    if added.peek().is_none() {
+    let added: Vec<&Arc<PodInfo>> = nominated_to_add(pod, nominated).collect();
+    if added.is_empty() {
         return run_predicates(plan, pod, node);
     }
-    let with_nominated = node.with_added_pods(added);
-    let first = run_predicates(plan, pod, &with_nominated);
+    let with_nominated = node.with_added_pods(added.iter().copied());
+    // Counts that depend on other pods (inter-pod affinity, spread) see the nominated pods too.
+    let pod_with_nominated = pod.with_added_pods(node, &added);
+    let first = run_predicates(plan, pod_with_nominated.as_ref().unwrap_or(pod), &with_nominated);
     if !first.is_empty() {
         return first;
     }

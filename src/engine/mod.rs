@@ -4,11 +4,13 @@
 pub mod evaluator;
 pub mod fits;
 pub mod pod_context;
+pub mod view;
 
 use std::sync::Arc;
 
 pub use evaluator::{CancelFlag, Cancelled, Evaluator};
 pub use pod_context::PodContext;
+pub use view::ClusterView;
 
 use crate::cluster::snapshot::Nominated;
 use crate::cluster::NodeInfo;
@@ -74,14 +76,25 @@ pub fn filter(
 #[derive(Debug)]
 pub struct FilterJob {
     pub plan: Arc<Plan>,
-    pub pod: PodContext,
+    pub pod: crate::cluster::objects::Pod,
+    pub snapshot: Arc<crate::cluster::Snapshot>,
     pub candidates: Vec<Candidate>,
+    /// The candidates came as `Nodes`: their objects stand in for the cached ones.
+    pub from_request_nodes: bool,
     pub cancel: CancelFlag,
 }
 
 impl FilterJob {
+    /// Prepares the pod (once, on the pool: the cluster-wide counts can take a while) and checks
+    /// it against every candidate.
     pub fn run(&self, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
-        filter(evaluator, &self.plan, &self.pod, &self.candidates, &self.cancel)
+        let view = if self.from_request_nodes {
+            ClusterView::with_request_nodes(&self.snapshot, &self.candidates)
+        } else {
+            ClusterView::of(&self.snapshot)
+        };
+        let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
+        filter(evaluator, &self.plan, &pod, &self.candidates, &self.cancel)
     }
 }
 

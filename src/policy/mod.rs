@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::predicates::check_node_label_presence::CheckNodeLabelPresence;
+use crate::predicates::check_service_affinity;
 use crate::predicates::{ArgumentNeed, Kind, Predicate};
 
 /// Why a Policy is invalid; the message names the file and the entry.
@@ -85,6 +86,11 @@ impl Plan {
     pub fn default_plan() -> Plan {
         let predicates = Kind::ALL.iter().filter(|k| k.in_default_set()).filter_map(|k| k.instantiate()).collect();
         Plan { predicates, always_check_all: false }
+    }
+
+    /// Whether the plan runs a predicate of this kind (under any name).
+    pub fn has(&self, kind: Kind) -> bool {
+        self.predicates.iter().any(|p| p.kind() == Some(kind))
     }
 
     /// The names of the predicates, in the order they run.
@@ -217,8 +223,20 @@ fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), St
             let p = CheckNodeLabelPresence::new(&entry.name, lp.labels.clone(), lp.presence);
             Ok((Kind::CheckNodeLabelPresence, Arc::new(p)))
         }
-        (None | Some(Kind::CheckServiceAffinity), None, Some(_)) => {
-            Err("CheckServiceAffinity (argument serviceAffinity) is not available in this version".to_string())
+        (None | Some(Kind::CheckServiceAffinity), None, Some(sa)) => {
+            if !check_service_affinity::AVAILABLE {
+                return Err(
+                    "CheckServiceAffinity (argument serviceAffinity) is not available in this version".to_string()
+                );
+            }
+            if kind.is_none() && !is_valid_custom_name(&entry.name) {
+                return Err("name: a custom predicate name must be letters, digits and inner '-' only".to_string());
+            }
+            if sa.labels.is_empty() {
+                return Err("argument.serviceAffinity.labels: must list at least one label".to_string());
+            }
+            let p = check_service_affinity::CheckServiceAffinity::new(&entry.name, sa.labels.clone());
+            Ok((Kind::CheckServiceAffinity, Arc::new(p)))
         }
         (Some(k), None, None) => match k.argument_need() {
             ArgumentNeed::LabelsPresence => {

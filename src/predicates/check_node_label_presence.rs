@@ -26,6 +26,10 @@ impl Predicate for CheckNodeLabelPresence {
         &self.name
     }
 
+    fn kind(&self) -> Option<crate::predicates::Kind> {
+        Some(crate::predicates::Kind::CheckNodeLabelPresence)
+    }
+
     fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let node_labels = &node.node().metadata.labels;
         if self.labels.iter().any(|l| node_labels.contains_key(l) != self.presence) {

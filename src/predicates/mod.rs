@@ -18,8 +18,11 @@ pub mod check_node_label_presence;
 pub mod check_node_memory_pressure;
 pub mod check_node_pid_pressure;
 pub mod check_node_unschedulable;
+pub mod check_service_affinity;
+pub mod even_pods_spread;
 pub mod general_predicates;
 pub mod host_name;
+pub mod match_inter_pod_affinity;
 pub mod match_node_selector;
 pub mod node_pressure;
 pub mod pod_fits_host_ports;
@@ -58,6 +61,12 @@ impl fmt::Display for Reason {
 pub trait Predicate: Send + Sync + fmt::Debug {
     /// The name it has in the Policy file.
     fn name(&self) -> &str;
+
+    /// Which classic predicate this is. Entries registered under a custom Policy name (with a
+    /// `labelsPresence` or `serviceAffinity` argument) say so themselves.
+    fn kind(&self) -> Option<Kind> {
+        Kind::from_name(self.name())
+    }
 
     /// Pushes onto `reasons` why the pod does not fit the node; pushes nothing when it fits.
     /// Called once per node (twice with nominated pods); must not allocate when the pod fits.
@@ -155,6 +164,10 @@ impl Kind {
             Kind::CheckNodeMemoryPressure => Arc::new(check_node_memory_pressure::predicate()),
             Kind::CheckNodeDiskPressure => Arc::new(check_node_disk_pressure::predicate()),
             Kind::CheckNodePIDPressure => Arc::new(check_node_pid_pressure::predicate()),
+            Kind::EvenPodsSpread if even_pods_spread::AVAILABLE => Arc::new(even_pods_spread::EvenPodsSpread),
+            Kind::MatchInterPodAffinity if match_inter_pod_affinity::AVAILABLE => {
+                Arc::new(match_inter_pod_affinity::MatchInterPodAffinity)
+            }
             _ => return None,
         };
         Some(p)
@@ -164,7 +177,7 @@ impl Kind {
     pub fn is_available(self) -> bool {
         match self.argument_need() {
             ArgumentNeed::LabelsPresence => true,
-            ArgumentNeed::ServiceAffinity => false,
+            ArgumentNeed::ServiceAffinity => check_service_affinity::AVAILABLE,
             ArgumentNeed::None => self.instantiate().is_some(),
         }
     }

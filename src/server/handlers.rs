@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::value::RawValue;
 
-use crate::engine::{CancelFlag, Candidate, FilterJob, PodContext, Verdict};
+use crate::engine::{CancelFlag, Candidate, FilterJob, Verdict};
 use crate::server::body::read_body;
 use crate::server::AppState;
 use crate::wire::{
@@ -74,8 +74,14 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     let node_count = candidates.len();
     let cancel = CancelFlag::new();
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
-    drop(snapshot);
-    let job = FilterJob { plan: Arc::clone(&state.plan), pod: PodContext::new(args.pod), candidates, cancel };
+    let job = FilterJob {
+        plan: Arc::clone(&state.plan),
+        pod: args.pod,
+        snapshot,
+        candidates,
+        from_request_nodes: request_nodes.is_some(),
+        cancel,
+    };
     let job = Arc::new(job);
     let running = Arc::clone(&job);
     let rx = state.evaluator.spawn(move |ev| running.run(ev));

@@ -30,7 +30,7 @@ pub enum ClusterSource {
     /// The embedded demo cluster (`--demo`).
     Demo,
     /// A model built in memory (tests, tools).
-    Snapshot(Snapshot),
+    Snapshot(Box<Snapshot>),
 }
 
 /// Where the plan comes from.
@@ -134,7 +134,7 @@ fn load_snapshot(source: ClusterSource) -> Result<Snapshot, StartError> {
     Ok(match source {
         ClusterSource::File(path) => load_file(&path)?.into_snapshot(),
         ClusterSource::Demo => demo_objects()?.into_snapshot(),
-        ClusterSource::Snapshot(s) => s,
+        ClusterSource::Snapshot(s) => *s,
     })
 }
 

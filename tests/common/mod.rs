@@ -28,7 +28,7 @@ pub fn config(cluster: ClusterSource) -> ServeConfig {
 /// A cluster from Kubernetes objects as text (JSON List or YAML).
 pub fn cluster(text: &str) -> ClusterSource {
     match parse_objects("test cluster", text) {
-        Ok(objects) => ClusterSource::Snapshot(objects.into_snapshot()),
+        Ok(objects) => ClusterSource::Snapshot(Box::new(objects.into_snapshot())),
         Err(e) => panic!("test cluster: {e}"),
     }
 }

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::cluster::snapshot::Snapshot;
+use crate::cluster::ClusterObject;
 
 /// Why a cluster file could not be read. Every message names the file, the object and the field.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +35,8 @@ pub enum SourceError {
 pub struct Objects {
     pub nodes: Vec<Node>,
     pub pods: Vec<Pod>,
+    /// Namespaces, Services and the volume objects.
+    pub others: Vec<ClusterObject>,
     /// Objects of kinds this version does not use, by kind.
     pub skipped: BTreeMap<String, usize>,
 }
@@ -43,7 +46,11 @@ impl Objects {
         for (kind, count) in &self.skipped {
             tracing::info!(kind = %kind, count, "skipping objects of a kind the extender does not use");
         }
-        Snapshot::build(self.nodes, self.pods)
+        let mut snapshot = Snapshot::build(self.nodes, self.pods);
+        for object in self.others {
+            snapshot.upsert(object);
+        }
+        snapshot
     }
 }
 
@@ -186,6 +193,20 @@ fn add_object<'de, D: serde::Deserializer<'de>>(
             }
             out.pods.push(pod);
         }
+        "Namespace" => {
+            out.others.push(ClusterObject::Namespace(decode(de).map_err(|e| object_error(file, &location, e))?))
+        }
+        "Service" => out.others.push(ClusterObject::Service(decode(de).map_err(|e| object_error(file, &location, e))?)),
+        "PersistentVolume" => {
+            out.others.push(ClusterObject::PersistentVolume(decode(de).map_err(|e| object_error(file, &location, e))?))
+        }
+        "PersistentVolumeClaim" => out
+            .others
+            .push(ClusterObject::PersistentVolumeClaim(decode(de).map_err(|e| object_error(file, &location, e))?)),
+        "StorageClass" => {
+            out.others.push(ClusterObject::StorageClass(decode(de).map_err(|e| object_error(file, &location, e))?))
+        }
+        "CSINode" => out.others.push(ClusterObject::CSINode(decode(de).map_err(|e| object_error(file, &location, e))?)),
         other => *out.skipped.entry(other.to_string()).or_default() += 1,
     }
     Ok(())
@@ -210,7 +231,8 @@ mod tests {
     const JSON_LIST: &str = r#"{"kind":"List","apiVersion":"v1","metadata":{},"items":[
         {"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"},"status":{"allocatable":{"cpu":"2"}}},
         {"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"ns"},"spec":{"nodeName":"n1","containers":[{"name":"c","resources":{"requests":{"cpu":"500m"}}}]}},
-        {"kind":"Service","apiVersion":"v1","metadata":{"name":"s","namespace":"ns"}}
+        {"kind":"Service","apiVersion":"v1","metadata":{"name":"s","namespace":"ns"},"spec":{"selector":{"app":"a"}}},
+        {"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"cm","namespace":"ns"}}
     ]}"#;
 
     #[test]
@@ -218,8 +240,10 @@ mod tests {
         let objects = parse_objects("c.json", JSON_LIST).unwrap();
         assert_eq!(objects.nodes.len(), 1);
         assert_eq!(objects.pods.len(), 1);
-        assert_eq!(objects.skipped.get("Service"), Some(&1));
+        assert_eq!(objects.skipped.get("ConfigMap"), Some(&1));
+        assert_eq!(objects.others.len(), 1);
         let s = objects.into_snapshot();
+        assert_eq!(s.services_in("ns").count(), 1);
         assert_eq!(s.node_info("n1").unwrap().pods.requested().milli_cpu, 500);
     }
 
@@ -231,6 +255,38 @@ mod tests {
         assert_eq!(objects.nodes.len(), 1);
         assert_eq!(objects.pods.len(), 1);
         assert_eq!(objects.nodes[0].status.allocatable["cpu"].milli_value(), 2000);
+    }
+
+    #[test]
+    fn reads_volume_objects_and_namespaces() {
+        let yaml = r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Namespace, metadata: {name: team-a, labels: {team: a}}}
+- apiVersion: v1
+  kind: PersistentVolume
+  metadata: {name: pv-1}
+  spec: {capacity: {storage: 10Gi}, accessModes: [ReadWriteOnce], gcePersistentDisk: {pdName: disk-1}}
+- apiVersion: v1
+  kind: PersistentVolumeClaim
+  metadata: {name: data, namespace: team-a}
+  spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeName: pv-1}
+- {apiVersion: storage.k8s.io/v1, kind: StorageClass, metadata: {name: fast}, provisioner: pd.csi.storage.gke.io, volumeBindingMode: WaitForFirstConsumer}
+- apiVersion: storage.k8s.io/v1
+  kind: CSINode
+  metadata: {name: n1}
+  spec: {drivers: [{name: pd.csi.storage.gke.io, nodeID: n1, allocatable: {count: 15}}]}
+"#;
+        let s = parse_objects("v.yaml", yaml).unwrap().into_snapshot();
+        assert_eq!(
+            s.namespace("team-a").and_then(|n| n.metadata.labels.as_ref()).map(|l| l["team"].as_str()),
+            Some("a")
+        );
+        assert!(s.volumes().pv("pv-1").is_some());
+        assert!(s.volumes().pvc("team-a", "data").is_some());
+        assert!(s.volumes().storage_class("fast").is_some());
+        assert!(s.volumes().csi_node("n1").is_some());
     }
 
     #[test]

@@ -1,0 +1,78 @@
+//! The volume objects the volume predicates resolve pod volumes through: PersistentVolumeClaims,
+//! PersistentVolumes, StorageClasses and CSINodes.
+
+use std::sync::Arc;
+
+use imbl::HashMap;
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+
+/// The volume objects of the cluster; cloning is cheap (persistent maps).
+#[derive(Debug, Clone, Default)]
+pub struct VolumeObjects {
+    pvs: HashMap<String, Arc<PersistentVolume>>,
+    pvcs: HashMap<(String, String), Arc<PersistentVolumeClaim>>,
+    storage_classes: HashMap<String, Arc<StorageClass>>,
+    csi_nodes: HashMap<String, Arc<CSINode>>,
+}
+
+fn name_of(meta: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    meta.name.clone().unwrap_or_default()
+}
+
+impl VolumeObjects {
+    pub fn pv(&self, name: &str) -> Option<&Arc<PersistentVolume>> {
+        self.pvs.get(name)
+    }
+
+    pub fn pvc(&self, namespace: &str, name: &str) -> Option<&Arc<PersistentVolumeClaim>> {
+        self.pvcs.get(&(namespace.to_string(), name.to_string()))
+    }
+
+    pub fn storage_class(&self, name: &str) -> Option<&Arc<StorageClass>> {
+        self.storage_classes.get(name)
+    }
+
+    /// The CSINode of a node (same name as the node).
+    pub fn csi_node(&self, node: &str) -> Option<&Arc<CSINode>> {
+        self.csi_nodes.get(node)
+    }
+
+    /// Every PersistentVolume (CheckVolumeBinding looks for one to bind an unbound claim to).
+    pub fn pvs(&self) -> impl Iterator<Item = &Arc<PersistentVolume>> {
+        self.pvs.values()
+    }
+
+    pub fn upsert_pv(&mut self, pv: PersistentVolume) {
+        self.pvs.insert(name_of(&pv.metadata), Arc::new(pv));
+    }
+
+    pub fn upsert_pvc(&mut self, pvc: PersistentVolumeClaim) {
+        let key = (pvc.metadata.namespace.clone().unwrap_or_default(), name_of(&pvc.metadata));
+        self.pvcs.insert(key, Arc::new(pvc));
+    }
+
+    pub fn upsert_storage_class(&mut self, sc: StorageClass) {
+        self.storage_classes.insert(name_of(&sc.metadata), Arc::new(sc));
+    }
+
+    pub fn upsert_csi_node(&mut self, csi: CSINode) {
+        self.csi_nodes.insert(name_of(&csi.metadata), Arc::new(csi));
+    }
+
+    pub fn remove_pv(&mut self, name: &str) {
+        self.pvs.remove(name);
+    }
+
+    pub fn remove_pvc(&mut self, namespace: &str, name: &str) {
+        self.pvcs.remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    pub fn remove_storage_class(&mut self, name: &str) {
+        self.storage_classes.remove(name);
+    }
+
+    pub fn remove_csi_node(&mut self, name: &str) {
+        self.csi_nodes.remove(name);
+    }
+}
