@@ -235,3 +235,5 @@ impl NodeBuilder {
         self.node
     }
 }
+
+pub mod generate;
