@@ -50,7 +50,7 @@ fn bench_filter(c: &mut Criterion) {
                 let view = ClusterView::of(&snapshot);
                 let ctx = PodContext::for_request(pod.clone(), &view, &plan);
                 let verdicts = filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new());
-                criterion::black_box(verdicts.map(|v| v.len()).unwrap_or(0))
+                std::hint::black_box(verdicts.map(|v| v.len()).unwrap_or(0))
             })
         });
     }
