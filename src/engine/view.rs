@@ -50,3 +50,42 @@ impl<'a> ClusterView<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    #[test]
+    fn request_nodes_replace_cached_ones_and_keep_the_cached_pods() {
+        let snapshot = Snapshot::build(
+            [NodeBuilder::new("n1").label("zone", "a").build(), NodeBuilder::new("n2").label("zone", "a").build()],
+            [PodBuilder::new("p").node("n1").build()],
+        );
+        let candidates = vec![
+            {
+                let (node, nominated) = snapshot.candidate_for(NodeBuilder::new("n1").label("zone", "b").build());
+                Candidate::Known(node, nominated)
+            },
+            {
+                let (node, nominated) = snapshot.candidate_for(NodeBuilder::new("n9").label("zone", "c").build());
+                Candidate::Known(node, nominated)
+            },
+        ];
+        let view = ClusterView::with_request_nodes(&snapshot, &candidates);
+        assert_eq!(view.node_labels("n1").map(|l| l["zone"].as_str()), Some("b"));
+        assert_eq!(view.node_labels("n2").map(|l| l["zone"].as_str()), Some("a"));
+        assert_eq!(view.node_labels("n9").map(|l| l["zone"].as_str()), Some("c"));
+        let mut seen: Vec<(String, String, usize)> = view
+            .nodes()
+            .map(|n| (n.name().to_string(), n.node().metadata.labels["zone"].clone(), n.pods.pods().len()))
+            .collect();
+        seen.sort();
+        assert_eq!(
+            seen,
+            [("n1".into(), "b".into(), 1), ("n2".into(), "a".into(), 0), ("n9".into(), "c".into(), 0)],
+            "n1 as the request sent it, with its cached pod; n9 only in the request"
+        );
+        assert_eq!(ClusterView::of(&snapshot).node_labels("n1").map(|l| l["zone"].as_str()), Some("a"));
+    }
+}
