@@ -1,30 +1,307 @@
-//! MatchInterPodAffinity: required pod affinity and anti-affinity, over topology domains.
+//! MatchInterPodAffinity: the pod's required pod affinity and anti-affinity terms, and the required
+//! anti-affinity terms of the pods already placed, evaluated over topology domains (the nodes that
+//! share a value of a term's `topologyKey` label).
 //!
-//! SKELETON: not implemented yet (AVAILABLE is false, so a Policy naming it is refused).
+//! Semantics of kube-scheduler's InterPodAffinity filter as of 1.22, the last release with the
+//! Policy API (`pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`):
+//!
+//! - A term selects pods by `labelSelector` (absent: no pod) in its namespaces: those listed, plus
+//!   those whose Namespace object matches `namespaceSelector` (absent: none; `{}`: all). With
+//!   neither, the namespace of the pod that owns the term.
+//! - Affinity: every term's topology key must be on the node, and some placed pod that matches
+//!   *all* the terms must run in the node's domain of each key. When no placed pod matches them
+//!   anywhere and the pod matches its own terms, the first pod of a group may go to any node that
+//!   has the keys.
+//! - Anti-affinity: no pod matching a term may run in the node's domain of the term's key.
+//! - Existing pods' anti-affinity (the symmetric rule): no pod whose required anti-affinity term
+//!   selects the incoming pod may run in the node's domain of that term's key.
+//! - A node without a term's key is never in its domain: affinity fails there, anti-affinity never
+//!   blocks it.
+//!
+//! The checks run in upstream's Filter order (affinity, anti-affinity, existing pods'
+//! anti-affinity) and report the first failure. `matchLabelKeys`/`mismatchLabelKeys` are not read:
+//! the API server merges them into `labelSelector` when it admits the pod. A selector that does not
+//! compile (which the API server never admits) selects nothing.
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::PodAffinityTerm;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::view::ClusterView;
 use crate::engine::PodContext;
 use crate::predicates::{Predicate, Reason};
+use crate::selectors::LabelSelector;
 
 /// Whether this version has the predicate.
-pub const AVAILABLE: bool = false;
+pub const AVAILABLE: bool = true;
 
-/// What the predicate computes once per request.
+/// Unresolvable: evicting pods cannot bring the pods the affinity asks for.
+pub const ERR_AFFINITY_RULES_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match pod affinity rules");
+/// Resolvable (this one and the next): evicting the matching pods would clear the domain.
+pub const ERR_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
+    Reason::resolvable("node(s) didn't match pod anti-affinity rules");
+pub const ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
+    Reason::resolvable("node(s) didn't satisfy existing pods anti-affinity rules");
+
+/// `spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+fn required_affinity_terms(pod: &Pod) -> &[PodAffinityTerm] {
+    pod.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.pod_affinity.as_ref())
+        .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
+        .unwrap_or_default()
+}
+
+/// `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+fn required_anti_affinity_terms(pod: &Pod) -> &[PodAffinityTerm] {
+    pod.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
+        .unwrap_or_default()
+}
+
+static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
+
+/// The labels of a namespace's Namespace object; none when the model does not have it.
+fn namespace_labels<'a>(view: &'a ClusterView<'_>, namespace: &str) -> &'a BTreeMap<String, String> {
+    view.snapshot.namespace(namespace).and_then(|ns| ns.metadata.labels.as_ref()).unwrap_or(&NO_LABELS)
+}
+
+/// The namespaces a term of the incoming pod applies to. Its `namespaceSelector` is resolved once,
+/// over the Namespace objects, so matching a pod is a set lookup.
+#[derive(Debug, Clone)]
+enum Namespaces {
+    /// An empty `namespaceSelector` (`{}`).
+    All,
+    Listed(HashSet<String>),
+}
+
+impl Namespaces {
+    fn contains(&self, namespace: &str) -> bool {
+        match self {
+            Namespaces::All => true,
+            Namespaces::Listed(names) => names.contains(namespace),
+        }
+    }
+}
+
+/// A required term of the incoming pod, compiled.
+#[derive(Debug, Clone)]
+struct Term {
+    selector: LabelSelector,
+    namespaces: Namespaces,
+    topology_key: String,
+}
+
+impl Term {
+    fn compile(owner: &Pod, term: &PodAffinityTerm, view: &ClusterView<'_>) -> Term {
+        let selector = term.label_selector.as_ref().map_or_else(LabelSelector::nothing, LabelSelector::compile);
+        let listed = term.namespaces.as_deref().unwrap_or_default();
+        let namespaces = match &term.namespace_selector {
+            None if listed.is_empty() => Namespaces::Listed(HashSet::from([owner.metadata.namespace.clone()])),
+            None => Namespaces::Listed(listed.iter().cloned().collect()),
+            Some(ns_selector) => {
+                let ns_selector = LabelSelector::compile(ns_selector);
+                if ns_selector.is_everything() {
+                    Namespaces::All
+                } else {
+                    // Only namespaces that exist can match a non-empty selector, as upstream lists
+                    // them through its Namespace lister.
+                    let mut names: HashSet<String> = listed.iter().cloned().collect();
+                    for ns in view.snapshot.namespaces() {
+                        let labels = ns.metadata.labels.as_ref().unwrap_or(&NO_LABELS);
+                        if let Some(name) = ns.metadata.name.as_ref().filter(|_| ns_selector.matches(labels)) {
+                            names.insert(name.clone());
+                        }
+                    }
+                    Namespaces::Listed(names)
+                }
+            }
+        };
+        Term { selector, namespaces, topology_key: term.topology_key.clone() }
+    }
+
+    fn matches(&self, pod: &Pod) -> bool {
+        self.namespaces.contains(&pod.metadata.namespace) && self.selector.matches(&pod.metadata.labels)
+    }
+}
+
+/// Whether `owner`'s (a placed or nominated pod's) term selects the incoming pod, with its
+/// `namespaceSelector` matched against the incoming pod's Namespace labels. The namespace names are
+/// tested first, so the selectors of most other pods' terms are never compiled.
+fn other_term_selects(
+    owner: &Pod,
+    term: &PodAffinityTerm,
+    incoming: &Pod,
+    incoming_ns_labels: &BTreeMap<String, String>,
+) -> bool {
+    let namespace = &incoming.metadata.namespace;
+    let listed = term.namespaces.as_deref().unwrap_or_default();
+    let in_namespaces = if listed.is_empty() && term.namespace_selector.is_none() {
+        owner.metadata.namespace == *namespace
+    } else {
+        listed.iter().any(|n| n == namespace)
+    };
+    let namespace_matches = in_namespaces
+        || term.namespace_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(incoming_ns_labels));
+    namespace_matches
+        && term.label_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(&incoming.metadata.labels))
+}
+
+/// How many matching pods run in each topology domain: topology key → value → count. Looked up by
+/// `(&str, &str)` without allocating.
 #[derive(Debug, Clone, Default)]
-pub struct State {}
+struct TopologyCounts(HashMap<String, HashMap<String, usize>>);
+
+impl TopologyCounts {
+    /// Counts one pod in the domain of `key` of a node with these labels, if the node has the key.
+    fn add_on(&mut self, key: &str, node_labels: &BTreeMap<String, String>) {
+        let Some(value) = node_labels.get(key) else { return };
+        match self.0.get_mut(key) {
+            Some(values) => *values.entry(value.clone()).or_default() += 1,
+            None => {
+                self.0.insert(key.to_string(), HashMap::from([(value.clone(), 1)]));
+            }
+        }
+    }
+
+    /// Whether a counted pod runs in the node's domain of `key`; false when the node lacks the key.
+    fn in_domain(&self, key: &str, node_labels: &BTreeMap<String, String>) -> bool {
+        node_labels
+            .get(key)
+            .is_some_and(|value| self.0.get(key).and_then(|values| values.get(value)).is_some_and(|c| *c > 0))
+    }
+
+    /// Whether a counted pod runs in any of the node's domains.
+    fn in_any_domain(&self, node_labels: &BTreeMap<String, String>) -> bool {
+        self.0.keys().any(|key| self.in_domain(key, node_labels))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What the predicate computes once per request: the incoming pod's terms, compiled, and the
+/// topology counts the per-node check looks up.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    affinity_terms: Arc<Vec<Term>>,
+    anti_affinity_terms: Arc<Vec<Term>>,
+    /// The pod matches all its own affinity terms: it may be the first of its group.
+    matches_own_affinity: bool,
+    /// The labels of the incoming pod's Namespace, for other pods' `namespaceSelector`s.
+    namespace_labels: Arc<BTreeMap<String, String>>,
+    /// Placed pods matching all the pod's affinity terms, per domain of each term's key.
+    affinity_counts: TopologyCounts,
+    /// Placed pods matching one of the pod's anti-affinity terms, per domain of that term's key.
+    anti_affinity_counts: TopologyCounts,
+    /// Placed pods with an anti-affinity term selecting the pod, per domain of that term's key.
+    existing_anti_affinity_counts: TopologyCounts,
+}
 
 impl State {
     /// Computes the state for the incoming pod over the whole cluster.
-    pub fn compute(_pod: &PodContext, _view: &ClusterView<'_>) -> Self {
-        State {}
+    pub fn compute(ctx: &PodContext, view: &ClusterView<'_>) -> Self {
+        let pod = &ctx.pod;
+        let compile =
+            |terms: &[PodAffinityTerm]| -> Vec<Term> { terms.iter().map(|t| Term::compile(pod, t, view)).collect() };
+        let affinity_terms = compile(required_affinity_terms(pod));
+        let anti_affinity_terms = compile(required_anti_affinity_terms(pod));
+        let matches_own_affinity = !affinity_terms.is_empty() && affinity_terms.iter().all(|t| t.matches(pod));
+        let mut state = State {
+            affinity_terms: Arc::new(affinity_terms),
+            anti_affinity_terms: Arc::new(anti_affinity_terms),
+            matches_own_affinity,
+            namespace_labels: Arc::new(namespace_labels(view, &pod.metadata.namespace).clone()),
+            ..State::default()
+        };
+
+        // Only pods with pod (anti-)affinity terms can have anti-affinity to the incoming pod.
+        for existing in view.snapshot.affinity_pods() {
+            if let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) {
+                state.count_anti_affinity_of(&existing.pod, pod, node_labels);
+            }
+        }
+
+        // Matching every placed pod against the pod's own terms: only when it has some.
+        if !state.affinity_terms.is_empty() || !state.anti_affinity_terms.is_empty() {
+            for node in view.nodes() {
+                let node_labels = &node.node().metadata.labels;
+                if !state.has_any_topology_key(node_labels) {
+                    continue; // no pod here can count in any domain
+                }
+                for existing in node.pods.pods() {
+                    state.count_against_own_terms(&existing.pod, node_labels);
+                }
+            }
+        }
+        state
     }
 
     /// Updates the state as if `added` ran on `node` (the nominated-pod pass).
-    pub fn add_pod(&mut self, _incoming: &Pod, _added: &Arc<PodInfo>, _node: &NodeInfo) {}
+    pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
+        let node_labels = &node.node().metadata.labels;
+        self.count_anti_affinity_of(&added.pod, incoming, node_labels);
+        self.count_against_own_terms(&added.pod, node_labels);
+    }
+
+    /// Counts `other`'s required anti-affinity terms that select the incoming pod, in the domains of
+    /// `other`'s node.
+    fn count_anti_affinity_of(&mut self, other: &Pod, incoming: &Pod, node_labels: &BTreeMap<String, String>) {
+        for term in required_anti_affinity_terms(other) {
+            if other_term_selects(other, term, incoming, &self.namespace_labels) {
+                self.existing_anti_affinity_counts.add_on(&term.topology_key, node_labels);
+            }
+        }
+    }
+
+    /// Counts `other`, on a node with these labels, against the incoming pod's own terms.
+    fn count_against_own_terms(&mut self, other: &Pod, node_labels: &BTreeMap<String, String>) {
+        // Affinity counts a pod only when it matches every term: a single group satisfies them all.
+        if !self.affinity_terms.is_empty() && self.affinity_terms.iter().all(|t| t.matches(other)) {
+            for term in self.affinity_terms.iter() {
+                self.affinity_counts.add_on(&term.topology_key, node_labels);
+            }
+        }
+        for term in self.anti_affinity_terms.iter() {
+            if term.matches(other) {
+                self.anti_affinity_counts.add_on(&term.topology_key, node_labels);
+            }
+        }
+    }
+
+    fn has_any_topology_key(&self, node_labels: &BTreeMap<String, String>) -> bool {
+        self.affinity_terms
+            .iter()
+            .chain(self.anti_affinity_terms.iter())
+            .any(|t| node_labels.contains_key(&t.topology_key))
+    }
+
+    fn satisfies_affinity(&self, node_labels: &BTreeMap<String, String>) -> bool {
+        let mut pods_in_domains = true;
+        for term in self.affinity_terms.iter() {
+            if !node_labels.contains_key(&term.topology_key) {
+                return false; // even the first pod of a group needs the node in every domain
+            }
+            pods_in_domains &= self.affinity_counts.in_domain(&term.topology_key, node_labels);
+        }
+        pods_in_domains || (self.affinity_counts.is_empty() && self.matches_own_affinity)
+    }
+
+    fn satisfies_anti_affinity(&self, node_labels: &BTreeMap<String, String>) -> bool {
+        !self.anti_affinity_terms.iter().any(|t| self.anti_affinity_counts.in_domain(&t.topology_key, node_labels))
+    }
+
+    fn satisfies_existing_anti_affinity(&self, node_labels: &BTreeMap<String, String>) -> bool {
+        !self.existing_anti_affinity_counts.in_any_domain(node_labels)
+    }
 }
 
 #[derive(Debug)]
@@ -35,5 +312,474 @@ impl Predicate for MatchInterPodAffinity {
         "MatchInterPodAffinity"
     }
 
-    fn check(&self, _pod: &PodContext, _node: &NodeInfo, _reasons: &mut Vec<Reason>) {}
+    /// Without a computed state (a context made without the plan) there is nothing to check.
+    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        let Some(state) = pod.inter_pod_affinity.as_ref() else { return };
+        let node_labels = &node.node().metadata.labels;
+        if !state.satisfies_affinity(node_labels) {
+            reasons.push(ERR_AFFINITY_RULES_NOT_MATCH);
+        } else if !state.satisfies_anti_affinity(node_labels) {
+            reasons.push(ERR_ANTI_AFFINITY_RULES_NOT_MATCH);
+        } else if !state.satisfies_existing_anti_affinity(node_labels) {
+            reasons.push(ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::Node;
+    use crate::cluster::{ClusterObject, Snapshot};
+    use crate::engine::fits::{fits_on_node, run_predicates};
+    use crate::policy::Plan;
+    use crate::testing::{NodeBuilder, PodBuilder};
+    use k8s_openapi::api::core::v1::{Affinity, Namespace, PodAffinity, PodAntiAffinity};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+        LabelSelector as K8sSelector, LabelSelectorRequirement, ObjectMeta as K8sMeta,
+    };
+
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const HOST: &str = "kubernetes.io/hostname";
+
+    const OK: Option<Reason> = None;
+    const AFF: Option<Reason> = Some(ERR_AFFINITY_RULES_NOT_MATCH);
+    const ANTI: Option<Reason> = Some(ERR_ANTI_AFFINITY_RULES_NOT_MATCH);
+    const EXIST: Option<Reason> = Some(ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
+
+    /// a1 and a2 in zone a, b1 and b2 in zone b, and a node without a zone; each has its hostname.
+    const NODES: [&str; 5] = ["a1", "a2", "b1", "b2", "nozone"];
+
+    fn nodes() -> Vec<Node> {
+        NODES
+            .iter()
+            .map(|name| match name.as_bytes()[0] {
+                b'a' => NodeBuilder::new(name).label(ZONE, "a").build(),
+                b'b' => NodeBuilder::new(name).label(ZONE, "b").build(),
+                _ => NodeBuilder::new(name).build(),
+            })
+            .collect()
+    }
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn match_labels(pairs: &[(&str, &str)]) -> K8sSelector {
+        K8sSelector { match_labels: Some(labels(pairs)), match_expressions: None }
+    }
+
+    /// A term selecting pods with these labels, in the owner's namespace.
+    fn term(pairs: &[(&str, &str)], topology_key: &str) -> PodAffinityTerm {
+        PodAffinityTerm {
+            label_selector: Some(match_labels(pairs)),
+            topology_key: topology_key.to_string(),
+            ..Default::default()
+        }
+    }
+
+    fn in_namespaces(mut t: PodAffinityTerm, namespaces: &[&str]) -> PodAffinityTerm {
+        t.namespaces = Some(namespaces.iter().map(|n| n.to_string()).collect());
+        t
+    }
+
+    fn with_namespace_selector(mut t: PodAffinityTerm, pairs: &[(&str, &str)]) -> PodAffinityTerm {
+        t.namespace_selector = Some(match_labels(pairs));
+        t
+    }
+
+    fn expression(key: &str, operator: &str, values: &[&str]) -> LabelSelectorRequirement {
+        LabelSelectorRequirement {
+            key: key.to_string(),
+            operator: operator.to_string(),
+            values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
+        }
+    }
+
+    fn expressions_term(exprs: Vec<LabelSelectorRequirement>, topology_key: &str) -> PodAffinityTerm {
+        PodAffinityTerm {
+            label_selector: Some(K8sSelector { match_labels: None, match_expressions: Some(exprs) }),
+            topology_key: topology_key.to_string(),
+            ..Default::default()
+        }
+    }
+
+    /// The pod with these required affinity and anti-affinity terms.
+    fn with_terms(mut pod: Pod, affinity: Vec<PodAffinityTerm>, anti: Vec<PodAffinityTerm>) -> Pod {
+        pod.spec.affinity = Some(Affinity {
+            pod_affinity: (!affinity.is_empty()).then(|| PodAffinity {
+                required_during_scheduling_ignored_during_execution: Some(affinity),
+                ..Default::default()
+            }),
+            pod_anti_affinity: (!anti.is_empty()).then(|| PodAntiAffinity {
+                required_during_scheduling_ignored_during_execution: Some(anti),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        pod
+    }
+
+    fn affinity(pod: PodBuilder, terms: Vec<PodAffinityTerm>) -> Pod {
+        with_terms(pod.build(), terms, vec![])
+    }
+
+    fn anti(pod: PodBuilder, terms: Vec<PodAffinityTerm>) -> Pod {
+        with_terms(pod.build(), vec![], terms)
+    }
+
+    /// A placed pod with these labels.
+    fn placed(name: &str, node: &str, pairs: &[(&str, &str)]) -> PodBuilder {
+        pairs.iter().fold(PodBuilder::new(name).node(node), |b, (k, v)| b.label(k, v))
+    }
+
+    fn namespace(name: &str, pairs: &[(&str, &str)]) -> ClusterObject {
+        ClusterObject::Namespace(Namespace {
+            metadata: K8sMeta { name: Some(name.to_string()), labels: Some(labels(pairs)), ..Default::default() },
+            ..Default::default()
+        })
+    }
+
+    /// The five nodes with these pods, and Namespaces team-a (`team=a`) and team-b (`team=b`).
+    fn cluster(pods: Vec<Pod>) -> Snapshot {
+        let mut snapshot = Snapshot::build(nodes(), pods);
+        snapshot.upsert(namespace("team-a", &[("team", "a")]));
+        snapshot.upsert(namespace("team-b", &[("team", "b")]));
+        snapshot
+    }
+
+    fn context(snapshot: &Snapshot, pod: Pod) -> PodContext {
+        let mut ctx = PodContext::new(pod);
+        ctx.inter_pod_affinity = Some(State::compute(&ctx, &ClusterView::of(snapshot)));
+        ctx
+    }
+
+    fn reason_on(ctx: &PodContext, node: &NodeInfo) -> Option<Reason> {
+        let mut reasons = Vec::new();
+        MatchInterPodAffinity.check(ctx, node, &mut reasons);
+        assert!(reasons.len() <= 1, "one reason at most: {reasons:?}");
+        reasons.pop()
+    }
+
+    /// The verdict on each of [`NODES`], in order.
+    fn verdicts(snapshot: &Snapshot, pod: Pod) -> Vec<Option<Reason>> {
+        let ctx = context(snapshot, pod);
+        NODES.iter().map(|n| reason_on(&ctx, &snapshot.node_info(n).unwrap())).collect()
+    }
+
+    /// (name, placed pods, incoming pod, verdicts on a1, a2, b1, b2, nozone)
+    type Case = (&'static str, Vec<Pod>, Pod, [Option<Reason>; 5]);
+
+    #[test]
+    fn topology_domains() {
+        let db = || placed("db", "a1", &[("app", "db")]);
+        let web_on_b2 = || placed("web", "b2", &[("app", "web")]);
+        let incoming = || PodBuilder::new("p");
+        let web_incoming = || PodBuilder::new("p").label("app", "web");
+        let cases: Vec<Case> = vec![
+            ("no terms, nothing against the pod", vec![db().build()], incoming().build(), [OK, OK, OK, OK, OK]),
+            (
+                "zone affinity is satisfied by a pod on another node of the zone",
+                vec![db().build()],
+                affinity(incoming(), vec![term(&[("app", "db")], ZONE)]),
+                [OK, OK, AFF, AFF, AFF],
+            ),
+            (
+                "hostname affinity: only the node that runs the pod",
+                vec![db().build()],
+                affinity(incoming(), vec![term(&[("app", "db")], HOST)]),
+                [OK, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "the pod's anti-affinity blocks the whole zone, not a node without the zone label",
+                vec![web_on_b2().build()],
+                anti(incoming(), vec![term(&[("app", "web")], ZONE)]),
+                [OK, OK, ANTI, ANTI, OK],
+            ),
+            (
+                "hostname anti-affinity blocks one node",
+                vec![web_on_b2().build()],
+                anti(incoming(), vec![term(&[("app", "web")], HOST)]),
+                [OK, OK, OK, ANTI, OK],
+            ),
+            (
+                "anti-affinity to pods that run nowhere",
+                vec![web_on_b2().build()],
+                anti(incoming(), vec![term(&[("app", "cache")], ZONE)]),
+                [OK, OK, OK, OK, OK],
+            ),
+            (
+                "an existing pod's anti-affinity blocks its zone for the pods it selects",
+                vec![anti(placed("guard", "a2", &[]), vec![term(&[("app", "web")], ZONE)])],
+                web_incoming().build(),
+                [EXIST, EXIST, OK, OK, OK],
+            ),
+            (
+                "an existing pod's anti-affinity that does not select the pod",
+                vec![anti(placed("guard", "a2", &[]), vec![term(&[("app", "db")], ZONE)])],
+                web_incoming().build(),
+                [OK, OK, OK, OK, OK],
+            ),
+            (
+                "an existing pod's anti-affinity on a key its node does not have",
+                vec![anti(placed("guard", "nozone", &[]), vec![term(&[("app", "web")], ZONE)])],
+                web_incoming().build(),
+                [OK, OK, OK, OK, OK],
+            ),
+            (
+                "an existing pod's anti-affinity applies in its own namespace by default",
+                vec![anti(placed("guard", "a2", &[]).namespace("team-a"), vec![term(&[("app", "web")], ZONE)])],
+                web_incoming().build(),
+                [OK, OK, OK, OK, OK],
+            ),
+            (
+                "an existing pod's anti-affinity naming the pod's namespace",
+                vec![anti(
+                    placed("guard", "a2", &[]).namespace("team-a"),
+                    vec![in_namespaces(term(&[("app", "web")], ZONE), &["default"])],
+                )],
+                web_incoming().build(),
+                [EXIST, EXIST, OK, OK, OK],
+            ),
+            (
+                "an existing pod's namespaceSelector matches the labels of the pod's Namespace",
+                vec![anti(
+                    placed("guard", "b1", &[]),
+                    vec![with_namespace_selector(term(&[("app", "web")], ZONE), &[("team", "a")])],
+                )],
+                web_incoming().namespace("team-a").build(),
+                [OK, OK, EXIST, EXIST, OK],
+            ),
+            (
+                "an existing pod's namespaceSelector and a pod in another namespace",
+                vec![anti(
+                    placed("guard", "b1", &[]),
+                    vec![with_namespace_selector(term(&[("app", "web")], ZONE), &[("team", "a")])],
+                )],
+                web_incoming().namespace("team-b").build(),
+                [OK, OK, OK, OK, OK],
+            ),
+            (
+                "the first pod of a self-affine group may go to any node with the topology key",
+                vec![],
+                affinity(PodBuilder::new("p").label("app", "db"), vec![term(&[("app", "db")], ZONE)]),
+                [OK, OK, OK, OK, AFF],
+            ),
+            (
+                "no first-pod exception for a pod that does not match its own terms",
+                vec![],
+                affinity(incoming(), vec![term(&[("app", "db")], ZONE)]),
+                [AFF, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "no first-pod exception once a matching pod runs somewhere",
+                vec![placed("db", "b1", &[("app", "db")]).build()],
+                affinity(PodBuilder::new("p").label("app", "db"), vec![term(&[("app", "db")], ZONE)]),
+                [AFF, AFF, OK, OK, AFF],
+            ),
+            (
+                "affinity to a listed namespace",
+                vec![db().namespace("team-a").build()],
+                affinity(incoming(), vec![in_namespaces(term(&[("app", "db")], ZONE), &["team-a"])]),
+                [OK, OK, AFF, AFF, AFF],
+            ),
+            (
+                "no namespaces means the pod's own namespace",
+                vec![db().namespace("team-a").build()],
+                affinity(incoming(), vec![term(&[("app", "db")], ZONE)]),
+                [AFF, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "a namespaceSelector selects over the Namespace objects",
+                vec![
+                    db().namespace("team-a").build(),
+                    placed("db", "b1", &[("app", "db")]).namespace("team-b").build(),
+                ],
+                affinity(incoming(), vec![with_namespace_selector(term(&[("app", "db")], ZONE), &[("team", "b")])]),
+                [AFF, AFF, OK, OK, AFF],
+            ),
+            (
+                "an empty namespaceSelector selects every namespace",
+                vec![db().namespace("elsewhere").build()],
+                affinity(incoming(), vec![with_namespace_selector(term(&[("app", "db")], ZONE), &[])]),
+                [OK, OK, AFF, AFF, AFF],
+            ),
+            (
+                "listed namespaces and the namespaceSelector add up",
+                vec![
+                    db().namespace("team-a").build(),
+                    placed("db", "b1", &[("app", "db")]).namespace("team-b").build(),
+                ],
+                anti(
+                    incoming(),
+                    vec![with_namespace_selector(
+                        in_namespaces(term(&[("app", "db")], HOST), &["team-a"]),
+                        &[("team", "b")],
+                    )],
+                ),
+                [ANTI, OK, ANTI, OK, OK],
+            ),
+            (
+                "affinity terms are ANDed: one pod must match them all",
+                vec![db().build(), placed("cache", "a2", &[("app", "cache")]).build()],
+                affinity(incoming(), vec![term(&[("app", "db")], ZONE), term(&[("app", "cache")], ZONE)]),
+                [AFF, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "affinity terms are ANDed: each term's domain must hold the pod",
+                vec![placed("both", "a1", &[("app", "db"), ("tier", "cache")]).build()],
+                affinity(incoming(), vec![term(&[("app", "db")], ZONE), term(&[("tier", "cache")], HOST)]),
+                [OK, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "any anti-affinity term blocks",
+                vec![db().build(), web_on_b2().build()],
+                anti(incoming(), vec![term(&[("app", "db")], HOST), term(&[("app", "web")], ZONE)]),
+                [ANTI, OK, ANTI, ANTI, OK],
+            ),
+            (
+                "matchExpressions",
+                vec![placed("cache", "b1", &[("app", "cache")]).build()],
+                with_terms(
+                    incoming().build(),
+                    vec![expressions_term(vec![expression("app", "In", &["db", "cache"])], ZONE)],
+                    vec![expressions_term(vec![expression("app", "Exists", &[])], HOST)],
+                ),
+                [AFF, AFF, ANTI, OK, AFF],
+            ),
+            (
+                "a term without a labelSelector selects no pod",
+                vec![db().build()],
+                affinity(incoming(), vec![PodAffinityTerm { topology_key: ZONE.to_string(), ..Default::default() }]),
+                [AFF, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "affinity is checked first, then the pod's anti-affinity, then existing pods'",
+                vec![
+                    db().build(),
+                    web_on_b2().build(),
+                    anti(placed("guard", "b1", &[]), vec![term(&[("app", "web")], ZONE)]),
+                ],
+                with_terms(
+                    web_incoming().build(),
+                    vec![term(&[("app", "db")], HOST)],
+                    vec![term(&[("app", "web")], HOST)],
+                ),
+                [OK, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "the pod's anti-affinity is reported before existing pods'",
+                vec![web_on_b2().build(), anti(placed("guard", "b1", &[]), vec![term(&[("app", "web")], ZONE)])],
+                anti(web_incoming(), vec![term(&[("app", "web")], HOST)]),
+                [OK, OK, EXIST, ANTI, OK],
+            ),
+        ];
+        for (name, pods, pod, want) in cases {
+            let snapshot = cluster(pods);
+            assert_eq!(verdicts(&snapshot, pod), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn without_state_nothing_is_checked() {
+        let node = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let pod = affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
+        assert!(crate::predicates::reasons_of(&MatchInterPodAffinity, pod, &node).is_empty());
+        let mut ctx = PodContext::new(PodBuilder::new("p").build());
+        ctx.inter_pod_affinity = Some(State::default());
+        assert_eq!(reason_on(&ctx, &node), None);
+    }
+
+    fn nominated(pod: Pod) -> Arc<PodInfo> {
+        Arc::new(PodInfo::new(pod))
+    }
+
+    #[test]
+    fn added_pods_count_in_their_nodes_domains() {
+        let snapshot = cluster(vec![]);
+        let node = |n: &str| snapshot.node_info(n).unwrap();
+        let on = |state: &State, pod: &Pod, n: &str| {
+            let mut ctx = PodContext::new(pod.clone());
+            ctx.inter_pod_affinity = Some(state.clone());
+            reason_on(&ctx, &node(n))
+        };
+        let db = nominated(PodBuilder::new("db").label("app", "db").nominated("a1").build());
+
+        // The pod's affinity: satisfied in the zone of the node the nominated pod is added on.
+        let pod = affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
+        let state = context(&snapshot, pod.clone()).inter_pod_affinity.unwrap();
+        let mut added = state.clone();
+        added.add_pod(&pod, &db, &node("a1"));
+        assert_eq!(on(&state, &pod, "a2"), AFF);
+        assert_eq!(on(&added, &pod, "a2"), OK);
+        assert_eq!(on(&added, &pod, "b1"), AFF);
+
+        // The pod's anti-affinity: the nominated pod's zone is blocked.
+        let pod = anti(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
+        let mut added = context(&snapshot, pod.clone()).inter_pod_affinity.unwrap();
+        added.add_pod(&pod, &db, &node("a1"));
+        assert_eq!(on(&added, &pod, "a2"), ANTI);
+        assert_eq!(on(&added, &pod, "b1"), OK);
+
+        // The nominated pod's anti-affinity to the incoming pod, with the pod's Namespace labels.
+        let guard = nominated(anti(
+            PodBuilder::new("guard").namespace("team-b").nominated("b1"),
+            vec![with_namespace_selector(term(&[("app", "web")], ZONE), &[("team", "a")])],
+        ));
+        let pod = PodBuilder::new("p").namespace("team-a").label("app", "web").build();
+        let mut added = context(&snapshot, pod.clone()).inter_pod_affinity.unwrap();
+        added.add_pod(&pod, &guard, &node("b1"));
+        assert_eq!(on(&added, &pod, "b2"), EXIST);
+        assert_eq!(on(&added, &pod, "a1"), OK);
+    }
+
+    fn plan() -> Plan {
+        Plan { predicates: vec![Arc::new(MatchInterPodAffinity)], always_check_all: false }
+    }
+
+    /// Pass 1 of the double pass sees the nominated pods; pass 2 must hold without them.
+    #[test]
+    fn double_pass_with_nominated_pods() {
+        let snapshot = cluster(vec![
+            PodBuilder::new("db").label("app", "db").nominated("a1").priority(100).build(),
+            anti(PodBuilder::new("guard").nominated("b1").priority(100), vec![term(&[("app", "web")], ZONE)]),
+        ]);
+        let view = ClusterView::of(&snapshot);
+        let fits = |pod: Pod, name: &str| {
+            let ctx = PodContext::for_request(pod, &view, &plan());
+            let (node, nominated) = snapshot.candidate(name).unwrap();
+            fits_on_node(&plan(), &ctx, &node, &nominated)
+        };
+
+        // Affinity to the nominated db holds in pass 1 only: the db may never land.
+        let needs_db = || affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
+        let ctx = PodContext::for_request(needs_db(), &view, &plan());
+        let (node, nominated) = snapshot.candidate("a2").unwrap();
+        let (a1, on_a1) = snapshot.candidate("a1").unwrap();
+        let pass_one = ctx.with_added_pods(&a1, &[&on_a1[0]]).unwrap();
+        assert!(run_predicates(&plan(), &pass_one, &a1.with_added_pods(on_a1.iter())).is_empty(), "pass 1");
+        assert_eq!(run_predicates(&plan(), &pass_one, &node), vec![], "the added db counts for its whole zone");
+        assert_eq!(run_predicates(&plan(), &ctx, &a1), vec![ERR_AFFINITY_RULES_NOT_MATCH], "pass 2");
+        assert_eq!(fits(needs_db(), "a1"), vec![ERR_AFFINITY_RULES_NOT_MATCH]);
+        assert!(nominated.is_empty());
+
+        // Without the first-pod exception spoiling it: a placed db elsewhere.
+        let mut with_db = snapshot.clone();
+        with_db.upsert_pod(PodBuilder::new("db-b").label("app", "db").node("b2").build());
+        let view = ClusterView::of(&with_db);
+        let ctx = PodContext::for_request(needs_db(), &view, &plan());
+        let (node, nominated) = with_db.candidate("a1").unwrap();
+        assert_eq!(fits_on_node(&plan(), &ctx, &node, &nominated), vec![ERR_AFFINITY_RULES_NOT_MATCH]);
+        let (node, nominated) = with_db.candidate("b2").unwrap();
+        assert!(fits_on_node(&plan(), &ctx, &node, &nominated).is_empty());
+
+        // The nominated guard's anti-affinity fails pass 1 on its node.
+        let web = || PodBuilder::new("web").label("app", "web").build();
+        assert_eq!(fits(web(), "b1"), vec![ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH]);
+        assert!(fits(web(), "a1").is_empty());
+
+        // A pod of higher priority than the nominated ones does not see them.
+        let vip = || PodBuilder::new("web").label("app", "web").priority(1000).build();
+        assert!(fits(vip(), "b1").is_empty());
+    }
 }
