@@ -285,19 +285,37 @@ mod tests {
     #[test]
     fn no_predicates_key_means_the_default_set_in_static_order() {
         let got = names(&format!("{{{HEAD}}}"));
-        assert_eq!(
-            got,
-            [
-                "CheckNodeCondition",
-                "CheckNodeUnschedulable",
-                "GeneralPredicates",
-                "PodToleratesNodeTaints",
-                "CheckNodeMemoryPressure",
-                "CheckNodePIDPressure",
-                "CheckNodeDiskPressure",
-            ]
-        );
+        // kube-scheduler's default provider set, in static order (those this version has).
+        let default_set = [
+            "CheckNodeCondition",
+            "CheckNodeUnschedulable",
+            "GeneralPredicates",
+            "NoDiskConflict",
+            "PodToleratesNodeTaints",
+            "MaxEBSVolumeCount",
+            "MaxGCEPDVolumeCount",
+            "MaxCSIVolumeCount",
+            "MaxAzureDiskVolumeCount",
+            "CheckVolumeBinding",
+            "NoVolumeZoneConflict",
+            "CheckNodeMemoryPressure",
+            "CheckNodePIDPressure",
+            "CheckNodeDiskPressure",
+            "EvenPodsSpread",
+            "MatchInterPodAffinity",
+        ];
+        let available: Vec<&str> =
+            default_set.into_iter().filter(|n| Kind::from_name(n).is_some_and(|k| k.is_available())).collect();
+        assert_eq!(got, available);
         assert_eq!(Plan::default_plan().predicate_names(), got);
+    }
+
+    #[test]
+    fn predicates_this_version_lacks_are_refused_by_name() {
+        for kind in Kind::ALL.iter().filter(|k| !k.is_available() && k.argument_need() == ArgumentNeed::None) {
+            let got = plan(&format!(r#"{{{HEAD},"predicates":[{{"name":"{}"}}]}}"#, kind.name())).unwrap_err();
+            assert!(got.ends_with("is not available in this version"), "{got}");
+        }
     }
 
     #[test]
@@ -370,7 +388,6 @@ mod tests {
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"CheckNodeLabelPresence"}}]}}"#), "policy.json: predicates[0] (\"CheckNodeLabelPresence\"): argument.labelsPresence: required by CheckNodeLabelPresence"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"LabelsRequired","argument":{{"labelsPresence":{{"labels":[],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"LabelsRequired\"): argument.labelsPresence.labels: must list at least one label"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{"labelsPresence":{{"labels":["a"],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: HostName takes no argument"),
-            (&format!(r#"{{{HEAD},"predicates":[{{"name":"MatchInterPodAffinity"}}]}}"#), "policy.json: predicates[0] (\"MatchInterPodAffinity\"): MatchInterPodAffinity is not available in this version"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"S","argument":{{"serviceAffinity":{{"labels":["zone"]}}}}}}]}}"#), "policy.json: predicates[0] (\"S\"): CheckServiceAffinity (argument serviceAffinity) is not available in this version"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: must hold labelsPresence or serviceAffinity"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","weight":1}}]}}"#), "policy.json: predicates[0].weight: unknown field `weight`, expected one of `name`, `order`, `argument`"),
