@@ -1,7 +1,20 @@
-//! CheckServiceAffinity: pods of one Service agree on the policy's labels.
+//! CheckServiceAffinity: pods of one Service agree on the policy's labels, with the semantics of
+//! the Policy-era predicate (kube-scheduler 1.14-1.17, `pkg/scheduler/algorithm/predicates`:
+//! `checkServiceAffinity` in `predicates.go`, `serviceAffinityMetadataProducer` and
+//! `serviceAffinityMetadata.addPod` in `metadata.go`, the helpers in `utils.go`).
 //!
-//! SKELETON: not implemented yet (AVAILABLE is false, so a Policy naming it is refused).
+//! For each of the policy's labels the pod's value is taken from its nodeSelector when that fixes
+//! it; otherwise, when a Service of the pod's namespace selects the pod and a pod "of the service"
+//! already runs, from the labels of that pod's node (a label that node lacks stays free). The node
+//! fits when it has every value so fixed.
+//!
+//! As upstream, the pods "of the service" are the assigned pods of the pod's namespace whose labels
+//! include all the incoming pod's labels (`CreateSelectorFromLabels(pod.Labels)`; a pod without
+//! labels matches every pod), not the pods the Service's own selector picks. Upstream takes the
+//! first such pod in its lister's order; here the one on the node with the smallest name, so the
+//! answer does not depend on hash order.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cluster::objects::Pod;
@@ -9,22 +22,76 @@ use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::view::ClusterView;
 use crate::engine::PodContext;
 use crate::predicates::{Predicate, Reason};
+use crate::selectors::LabelSelector;
 
 /// Whether this version has the predicate.
-pub const AVAILABLE: bool = false;
+pub const AVAILABLE: bool = true;
+
+/// Upstream's `ErrServiceAffinityViolated`; not in its unresolvable list.
+pub const ERR_SERVICE_AFFINITY_VIOLATED: Reason = Reason::resolvable("node(s) didn't match service affinity");
 
 /// What the predicate computes once per request.
 #[derive(Debug, Clone, Default)]
-pub struct State {}
+pub struct State {
+    /// Whether a Service of the pod's namespace selects the pod. Without one only the pod's
+    /// nodeSelector fixes the labels.
+    selected_by_service: bool,
+    /// The labels of the node running the first pod of the service, when one runs.
+    first_pod_node: Option<Arc<BTreeMap<String, String>>>,
+}
+
+/// The pods that count as the incoming pod's fellows: upstream's
+/// `CreateSelectorFromLabels(pod.Labels)`, every label of the pod with the same value (none: all).
+fn fellows_of(pod: &Pod) -> LabelSelector {
+    LabelSelector::from_map(&pod.metadata.labels)
+}
 
 impl State {
     /// Computes the state for the incoming pod over the whole cluster.
-    pub fn compute(_pod: &PodContext, _view: &ClusterView<'_>) -> Self {
-        State {}
+    pub fn compute(pod: &PodContext, view: &ClusterView<'_>) -> Self {
+        let pod = &pod.pod;
+        let namespace = &pod.metadata.namespace;
+        // Upstream's `GetPodServices`: a nil selector matches nothing, an empty one everything.
+        let selected_by_service = view.snapshot.services_in(namespace).any(|svc| {
+            svc.spec
+                .as_ref()
+                .and_then(|spec| spec.selector.as_ref())
+                .is_some_and(|selector| LabelSelector::from_map(selector).matches(&pod.metadata.labels))
+        });
+        if !selected_by_service {
+            return State::default();
+        }
+        let fellows = fellows_of(pod);
+        let mut first: Option<NodeInfo> = None;
+        for node in view.nodes() {
+            if first.as_ref().is_some_and(|f| f.name() <= node.name()) {
+                continue;
+            }
+            let runs_a_fellow = node.pods.pods().iter().any(|p| {
+                p.pod.metadata.namespace == *namespace
+                    && !p.pod.is_same_pod(pod)
+                    && fellows.matches(&p.pod.metadata.labels)
+            });
+            if runs_a_fellow {
+                first = Some(node);
+            }
+        }
+        State { selected_by_service, first_pod_node: first.map(|n| Arc::new(n.node().metadata.labels.clone())) }
     }
 
-    /// Updates the state as if `added` ran on `node` (the nominated-pod pass).
-    pub fn add_pod(&mut self, _incoming: &Pod, _added: &Arc<PodInfo>, _node: &NodeInfo) {}
+    /// Updates the state as if `added` ran on `node` (the nominated-pod pass). Upstream appends the
+    /// pod to the matching pods, so it only decides when no other pod of the service runs; its node
+    /// is `node` (upstream would look the nominated pod's empty `spec.nodeName` up and fail).
+    pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
+        if !self.selected_by_service
+            || self.first_pod_node.is_some()
+            || added.pod.metadata.namespace != incoming.metadata.namespace
+            || !fellows_of(incoming).matches(&added.pod.metadata.labels)
+        {
+            return;
+        }
+        self.first_pod_node = Some(Arc::new(node.node().metadata.labels.clone()));
+    }
 }
 
 #[derive(Debug)]
@@ -50,5 +117,323 @@ impl Predicate for CheckServiceAffinity {
         Some(crate::predicates::Kind::CheckServiceAffinity)
     }
 
-    fn check(&self, _pod: &PodContext, _node: &NodeInfo, _reasons: &mut Vec<Reason>) {}
+    /// Without the per-request state (a bare `PodContext::new`) only the nodeSelector constrains.
+    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        let from_service = pod.service_affinity.as_ref().and_then(|s| s.first_pod_node.as_deref());
+        let node_selector = &pod.pod.spec.node_selector;
+        let node_labels = &node.node().metadata.labels;
+        let violated = self.labels.iter().any(|label| {
+            let wanted = node_selector.get(label).or_else(|| from_service.and_then(|l| l.get(label)));
+            wanted.is_some_and(|value| node_labels.get(label) != Some(value))
+        });
+        if violated {
+            reasons.push(ERR_SERVICE_AFFINITY_VIOLATED);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::Node;
+    use crate::cluster::{ClusterObject, Snapshot};
+    use crate::engine::fits::fits_on_node;
+    use crate::policy::Plan;
+    use crate::predicates::Kind;
+    use crate::testing::{NodeBuilder, PodBuilder};
+    use k8s_openapi::api::core::v1::{Service, ServiceSpec};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    const ZONE: &str = "zone";
+    const REGION: &str = "region";
+    const FAIL: Reason = ERR_SERVICE_AFFINITY_VIOLATED;
+
+    fn service(namespace: &str, name: &str, selector: Option<&[(&str, &str)]>) -> Service {
+        Service {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                namespace: Some(namespace.to_string()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(ServiceSpec {
+                selector: selector.map(|s| s.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+                ..ServiceSpec::default()
+            }),
+            ..Service::default()
+        }
+    }
+
+    fn web_service() -> Service {
+        service("default", "web", Some(&[("app", "web")]))
+    }
+
+    /// Nodes n1 (region r1, zone a), n2 (r1, b), n3 (r2, a), n4 (r2, no zone).
+    fn nodes() -> Vec<Node> {
+        vec![
+            NodeBuilder::new("n1").label(REGION, "r1").label(ZONE, "a").build(),
+            NodeBuilder::new("n2").label(REGION, "r1").label(ZONE, "b").build(),
+            NodeBuilder::new("n3").label(REGION, "r2").label(ZONE, "a").build(),
+            NodeBuilder::new("n4").label(REGION, "r2").build(),
+        ]
+    }
+
+    fn web(name: &str) -> PodBuilder {
+        PodBuilder::new(name).label("app", "web")
+    }
+
+    fn zone_predicate() -> CheckServiceAffinity {
+        CheckServiceAffinity::new("CheckServiceAffinity", vec![ZONE.to_string()])
+    }
+
+    /// The nodes the pod fits, as the engine finds them with this one predicate.
+    fn fitting(predicate: CheckServiceAffinity, services: Vec<Service>, pods: Vec<Pod>, incoming: Pod) -> Vec<String> {
+        let mut snapshot = Snapshot::build(nodes(), pods);
+        for s in services {
+            snapshot.upsert(ClusterObject::Service(s));
+        }
+        let plan = Plan { predicates: vec![Arc::new(predicate)], always_check_all: false };
+        let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
+        snapshot
+            .node_names()
+            .into_iter()
+            .filter(|name| {
+                let node = snapshot.node_info(name).unwrap();
+                let reasons = fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name));
+                assert!(reasons.is_empty() || reasons == [FAIL], "{name}: {reasons:?}");
+                reasons.is_empty()
+            })
+            .map(String::from)
+            .collect()
+    }
+
+    struct Case {
+        name: &'static str,
+        labels: &'static [&'static str],
+        services: Vec<Service>,
+        pods: Vec<Pod>,
+        incoming: Pod,
+        want: &'static [&'static str],
+    }
+
+    const ALL: &[&str] = &["n1", "n2", "n3", "n4"];
+
+    #[test]
+    fn service_affinity() {
+        let cases = vec![
+            Case {
+                name: "no service: fits everywhere",
+                labels: &[ZONE],
+                services: vec![],
+                pods: vec![web("old").node("n2").build()],
+                incoming: web("p").build(),
+                want: ALL,
+            },
+            Case {
+                name: "no service: the nodeSelector still fixes its labels",
+                labels: &[ZONE],
+                services: vec![],
+                pods: vec![],
+                incoming: web("p").node_selector(ZONE, "b").build(),
+                want: &["n2"],
+            },
+            Case {
+                name: "service without running pods: fits everywhere",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![],
+                incoming: web("p").build(),
+                want: ALL,
+            },
+            Case {
+                name: "service without running pods: only the nodeSelector constrains",
+                labels: &[ZONE, REGION],
+                services: vec![web_service()],
+                pods: vec![],
+                incoming: web("p").node_selector(REGION, "r2").build(),
+                want: &["n3", "n4"],
+            },
+            Case {
+                name: "an existing pod fixes the zone",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![web("old").node("n1").build()],
+                incoming: web("p").build(),
+                want: &["n1", "n3"],
+            },
+            Case {
+                name: "an existing pod fixes zone and region",
+                labels: &[ZONE, REGION],
+                services: vec![web_service()],
+                pods: vec![web("old").node("n1").build()],
+                incoming: web("p").build(),
+                want: &["n1"],
+            },
+            Case {
+                name: "the nodeSelector overrides the existing pod's node for its labels",
+                labels: &[ZONE, REGION],
+                services: vec![web_service()],
+                pods: vec![web("old").node("n1").build()],
+                incoming: web("p").node_selector(ZONE, "b").build(),
+                want: &["n2"],
+            },
+            Case {
+                name: "a label the existing pod's node lacks is not constrained",
+                labels: &[ZONE, REGION],
+                services: vec![web_service()],
+                pods: vec![web("old").node("n4").build()],
+                incoming: web("p").build(),
+                want: &["n3", "n4"],
+            },
+            Case {
+                name: "a node lacking a constrained label fails",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![web("old").node("n3").build()],
+                incoming: web("p").build(),
+                want: &["n1", "n3"],
+            },
+            Case {
+                name: "the first pod is the one on the smallest node name",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![web("later").node("n2").build(), web("first").node("n1").build()],
+                incoming: web("p").build(),
+                want: &["n1", "n3"],
+            },
+            Case {
+                name: "a service of another namespace does not select the pod",
+                labels: &[ZONE],
+                services: vec![service("other", "web", Some(&[("app", "web")]))],
+                pods: vec![web("old").node("n2").build()],
+                incoming: web("p").build(),
+                want: ALL,
+            },
+            Case {
+                name: "a service selecting other pods does not count",
+                labels: &[ZONE],
+                services: vec![service("default", "db", Some(&[("app", "db")]))],
+                pods: vec![web("old").node("n2").build()],
+                incoming: web("p").build(),
+                want: ALL,
+            },
+            Case {
+                name: "a service with a nil selector selects nothing",
+                labels: &[ZONE],
+                services: vec![service("default", "headless", None)],
+                pods: vec![web("old").node("n2").build()],
+                incoming: web("p").build(),
+                want: ALL,
+            },
+            Case {
+                name: "a service with an empty selector selects every pod",
+                labels: &[ZONE],
+                services: vec![service("default", "all", Some(&[]))],
+                pods: vec![web("old").node("n2").build()],
+                incoming: web("p").build(),
+                want: &["n2"],
+            },
+            Case {
+                name: "pods of other namespaces do not fix anything",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![web("old").namespace("other").node("n2").build()],
+                incoming: web("p").build(),
+                want: ALL,
+            },
+            Case {
+                name: "fellows carry every label of the incoming pod (upstream's selector)",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![
+                    web("old-rev").label("rev", "1").node("n2").build(),
+                    web("same-rev").label("rev", "2").node("n3").build(),
+                ],
+                incoming: web("p").label("rev", "2").build(),
+                want: &["n1", "n3"],
+            },
+            Case {
+                name: "a pod with fewer labels is not a fellow",
+                labels: &[ZONE],
+                services: vec![web_service()],
+                pods: vec![web("old-rev").label("rev", "1").node("n2").build()],
+                incoming: web("p").label("rev", "2").build(),
+                want: ALL,
+            },
+        ];
+        for c in cases {
+            let predicate =
+                CheckServiceAffinity::new("CheckServiceAffinity", c.labels.iter().map(|l| l.to_string()).collect());
+            assert_eq!(fitting(predicate, c.services, c.pods, c.incoming), c.want, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn custom_name() {
+        let p = CheckServiceAffinity::new("ZoneAffinity", vec![ZONE.to_string()]);
+        assert_eq!(p.name(), "ZoneAffinity");
+        assert_eq!(p.kind(), Some(Kind::CheckServiceAffinity));
+        assert!(Kind::CheckServiceAffinity.is_available());
+        // The plan computes the state for it under its custom name.
+        let got = fitting(p, vec![web_service()], vec![web("old").node("n2").build()], web("p").build());
+        assert_eq!(got, ["n2"]);
+    }
+
+    #[test]
+    fn nominated_pods_join_the_service_pods() {
+        let mut snapshot = Snapshot::build(nodes(), []);
+        snapshot.upsert(ClusterObject::Service(web_service()));
+        let ctx = PodContext::new(web("p").build());
+        let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert!(state.selected_by_service && state.first_pod_node.is_none());
+        let nominee = |name: &str, app: &str| Arc::new(PodInfo::new(PodBuilder::new(name).label("app", app).build()));
+        state.add_pod(&ctx.pod, &nominee("db", "db"), &snapshot.node_info("n1").unwrap());
+        assert!(state.first_pod_node.is_none(), "not a fellow");
+        state.add_pod(&ctx.pod, &nominee("w", "web"), &snapshot.node_info("n2").unwrap());
+        assert_eq!(state.first_pod_node.as_ref().and_then(|l| l.get(ZONE)).map(String::as_str), Some("b"));
+        state.add_pod(&ctx.pod, &nominee("w2", "web"), &snapshot.node_info("n1").unwrap());
+        assert_eq!(
+            state.first_pod_node.as_ref().and_then(|l| l.get(ZONE)).map(String::as_str),
+            Some("b"),
+            "appended after the first"
+        );
+
+        // Without a service, nominated pods change nothing.
+        let lone = Snapshot::build(nodes(), []);
+        let mut state = State::compute(&ctx, &ClusterView::of(&lone));
+        state.add_pod(&ctx.pod, &nominee("w", "web"), &lone.node_info("n2").unwrap());
+        assert!(state.first_pod_node.is_none());
+    }
+
+    #[test]
+    fn the_incoming_pod_is_not_its_own_fellow() {
+        // The pod as the model has it (e.g. re-sent while still known) must not fix its own zone.
+        let mut snapshot = Snapshot::build(nodes(), [web("p").node("n2").build()]);
+        snapshot.upsert(ClusterObject::Service(web_service()));
+        let ctx = PodContext::new(web("p").build());
+        let state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert!(state.first_pod_node.is_none());
+    }
+
+    #[test]
+    fn without_state_only_the_node_selector_counts() {
+        let node = NodeInfo::from_parts(NodeBuilder::new("n").label(ZONE, "a").build(), []);
+        let reasons_of = crate::predicates::reasons_of;
+        assert!(reasons_of(&zone_predicate(), web("p").build(), &node).is_empty());
+        assert!(reasons_of(&zone_predicate(), web("p").node_selector(ZONE, "a").build(), &node).is_empty());
+        assert_eq!(reasons_of(&zone_predicate(), web("p").node_selector(ZONE, "b").build(), &node), vec![FAIL]);
+    }
+
+    #[test]
+    fn fitting_nodes_do_not_allocate_reasons() {
+        let mut snapshot = Snapshot::build(nodes(), [web("old").node("n1").build()]);
+        snapshot.upsert(ClusterObject::Service(web_service()));
+        let plan = Plan { predicates: vec![Arc::new(zone_predicate())], always_check_all: false };
+        let ctx = PodContext::for_request(web("p").build(), &ClusterView::of(&snapshot), &plan);
+        let mut reasons = Vec::new();
+        zone_predicate().check(&ctx, &snapshot.node_info("n3").unwrap(), &mut reasons);
+        assert_eq!(reasons.capacity(), 0);
+        zone_predicate().check(&ctx, &snapshot.node_info("n2").unwrap(), &mut reasons);
+        assert_eq!(reasons, vec![FAIL]);
+        assert!(reasons[0].resolvable, "not in upstream's unresolvable list");
+    }
 }

@@ -1,30 +1,308 @@
-//! EvenPodsSpread: topologySpreadConstraints with whenUnsatisfiable DoNotSchedule.
+//! EvenPodsSpread: the pod's `topologySpreadConstraints` with `whenUnsatisfiable: DoNotSchedule`,
+//! with the semantics of today's PodTopologySpread filter (kube-scheduler's
+//! `pkg/scheduler/framework/plugins/podtopologyspread`, `filtering.go` and `common.go`).
 //!
-//! SKELETON: not implemented yet (AVAILABLE is false, so a Policy naming it is refused).
+//! Once per request ([`State::compute`]) every node of the cluster is walked: a node is eligible
+//! for a constraint when it has the topology keys of *all* the constraints and passes the
+//! constraint's node inclusion policies (`nodeAffinityPolicy`, default `Honor`: the pod's
+//! nodeSelector and required node affinity; `nodeTaintsPolicy`, default `Ignore`: when `Honor`,
+//! every `NoSchedule`/`NoExecute` taint must be tolerated). The pods of the incoming pod's
+//! namespace that match the constraint's selector (`labelSelector`, narrowed by `matchLabelKeys`)
+//! are counted per topology value (domain) over the eligible nodes, and the global minimum kept.
+//!
+//! Per node, constraint by constraint in order: a node without the constraint's topology key fails
+//! unresolvably; otherwise `count in the node's domain + (1 if the pod matches its own selector) -
+//! global minimum > maxSkew` fails (resolvable). The global minimum is 0 while there are fewer
+//! eligible domains than `minDomains` (default 1).
 
+use std::collections::HashMap;
 use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::{Affinity, TopologySpreadConstraint};
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::view::ClusterView;
 use crate::engine::PodContext;
+use crate::predicates::match_node_selector::matches_node_selector;
+use crate::predicates::pod_tolerates_node_taints::tolerates;
 use crate::predicates::{Predicate, Reason};
+use crate::selectors::LabelSelector;
 
 /// Whether this version has the predicate.
-pub const AVAILABLE: bool = false;
+pub const AVAILABLE: bool = true;
+
+pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason =
+    Reason::resolvable("node(s) didn't match pod topology spread constraints");
+
+pub const ERR_TOPOLOGY_SPREAD_MISSING_LABEL: Reason =
+    Reason::unresolvable("node(s) didn't match pod topology spread constraints (missing required label)");
+
+const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
+const HONOR: &str = "Honor";
+
+/// The global minimum of a constraint without any eligible domain: upstream's `math.MaxInt32`.
+const NO_DOMAIN_MIN: i64 = i32::MAX as i64;
+
+/// One `DoNotSchedule` constraint, compiled for the incoming pod.
+#[derive(Debug)]
+struct Constraint {
+    max_skew: i64,
+    topology_key: String,
+    /// `labelSelector` (nil matches nothing, `{}` everything) with `key In (pod's value)` added for
+    /// each `matchLabelKeys` key the pod has.
+    selector: LabelSelector,
+    /// `minDomains`, 1 when unset.
+    min_domains: i64,
+    /// `nodeAffinityPolicy` is `Honor` (the default).
+    honor_node_affinity: bool,
+    /// `nodeTaintsPolicy` is `Honor` (the default is `Ignore`).
+    honor_node_taints: bool,
+    /// 1 when the incoming pod matches the selector itself, else 0.
+    self_match: i64,
+}
+
+impl Constraint {
+    fn compile(c: &TopologySpreadConstraint, pod: &Pod) -> Self {
+        let mut selector = c.label_selector.as_ref().map_or_else(LabelSelector::nothing, LabelSelector::compile);
+        for key in c.match_label_keys.iter().flatten() {
+            if let Some(value) = pod.metadata.labels.get(key) {
+                selector.and_equals(key, value);
+            }
+        }
+        let self_match = i64::from(selector.matches(&pod.metadata.labels));
+        Constraint {
+            max_skew: i64::from(c.max_skew),
+            topology_key: c.topology_key.clone(),
+            selector,
+            min_domains: i64::from(c.min_domains.unwrap_or(1)),
+            // Upstream compares with Honor: any other value behaves as Ignore.
+            honor_node_affinity: c.node_affinity_policy.as_deref().is_none_or(|p| p == HONOR),
+            honor_node_taints: c.node_taints_policy.as_deref() == Some(HONOR),
+            self_match,
+        }
+    }
+}
+
+/// What does not change once computed: the constraints and what the inclusion policies read of
+/// the incoming pod. Shared by the copies the nominated-pod pass makes.
+#[derive(Debug)]
+struct Shared {
+    constraints: Vec<Constraint>,
+    /// The incoming pod reduced to its nodeSelector, node affinity and tolerations, so
+    /// [`State::add_pod`] (which gets only the `Pod`) judges nodes exactly as `compute` does.
+    node_filter: PodContext,
+    any_honors_affinity: bool,
+    any_honors_taints: bool,
+}
+
+impl Shared {
+    fn new(constraints: Vec<Constraint>, pod: &Pod) -> Self {
+        let mut lean = Pod::default();
+        lean.spec.node_selector = pod.spec.node_selector.clone();
+        lean.spec.affinity = pod
+            .spec
+            .affinity
+            .as_ref()
+            .map(|a| Affinity { node_affinity: a.node_affinity.clone(), ..Affinity::default() });
+        lean.spec.tolerations = pod.spec.tolerations.clone();
+        Shared {
+            any_honors_affinity: constraints.iter().any(|c| c.honor_node_affinity),
+            any_honors_taints: constraints.iter().any(|c| c.honor_node_taints),
+            constraints,
+            node_filter: PodContext::new(lean),
+        }
+    }
+
+    /// Whether the node has the topology keys of every constraint (upstream's
+    /// `nodeLabelsMatchSpreadConstraints`): nodes lacking one count for no constraint.
+    fn has_all_keys(&self, node: &NodeInfo) -> bool {
+        let labels = &node.node().metadata.labels;
+        self.constraints.iter().all(|c| labels.contains_key(&c.topology_key))
+    }
+
+    /// What the node inclusion policies say of a node.
+    fn inclusion(&self, node: &NodeInfo) -> Inclusion {
+        Inclusion {
+            affinity: self.any_honors_affinity && matches_node_selector(&self.node_filter, node),
+            taints: self.any_honors_taints && tolerates_do_not_schedule_taints(&self.node_filter.pod, node),
+        }
+    }
+}
+
+/// Whether the pod tolerates every `NoSchedule` and `NoExecute` taint of the node (upstream's
+/// `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`).
+fn tolerates_do_not_schedule_taints(pod: &Pod, node: &NodeInfo) -> bool {
+    node.node()
+        .spec
+        .taints
+        .iter()
+        .filter(|taint| taint.effect == "NoSchedule" || taint.effect == "NoExecute")
+        .all(|taint| pod.spec.tolerations.iter().any(|t| tolerates(t, taint)))
+}
+
+/// A node against the pod's node affinity and taint tolerations (each only computed when some
+/// constraint honors it).
+#[derive(Debug, Clone, Copy)]
+struct Inclusion {
+    affinity: bool,
+    taints: bool,
+}
+
+impl Inclusion {
+    /// Upstream's `matchNodeInclusionPolicies`.
+    fn includes(self, c: &Constraint) -> bool {
+        (!c.honor_node_affinity || self.affinity) && (!c.honor_node_taints || self.taints)
+    }
+}
+
+/// The matching pods per topology value of one constraint, over its eligible nodes.
+#[derive(Debug, Clone)]
+struct Domains {
+    counts: HashMap<String, i64>,
+    /// The smallest count; [`NO_DOMAIN_MIN`] without domains.
+    min: i64,
+}
+
+impl Default for Domains {
+    fn default() -> Self {
+        Domains { counts: HashMap::new(), min: NO_DOMAIN_MIN }
+    }
+}
+
+impl Domains {
+    fn add(&mut self, value: &str, n: i64) {
+        match self.counts.get_mut(value) {
+            Some(count) => *count += n,
+            None => {
+                self.counts.insert(value.to_string(), n);
+            }
+        }
+    }
+
+    fn recompute_min(&mut self) {
+        self.min = self.counts.values().copied().min().unwrap_or(NO_DOMAIN_MIN);
+    }
+
+    /// One more matching pod in a domain, keeping the minimum exact.
+    fn increment(&mut self, value: &str) {
+        match self.counts.get_mut(value) {
+            Some(count) => {
+                let was_min = *count == self.min;
+                *count += 1;
+                if was_min {
+                    self.recompute_min();
+                }
+            }
+            None => {
+                self.counts.insert(value.to_string(), 1);
+                self.min = self.min.min(1);
+            }
+        }
+    }
+
+    /// The global minimum the skew is measured from: 0 while there are fewer eligible domains
+    /// than `minDomains` (upstream's `minMatchNum`).
+    fn global_min(&self, min_domains: i64) -> i64 {
+        if (self.counts.len() as i64) < min_domains {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    fn count(&self, value: &str) -> i64 {
+        self.counts.get(value).copied().unwrap_or(0)
+    }
+}
 
 /// What the predicate computes once per request.
 #[derive(Debug, Clone, Default)]
-pub struct State {}
+pub struct State {
+    /// `None` when the pod has no `DoNotSchedule` constraint: it then fits everywhere.
+    shared: Option<Arc<Shared>>,
+    /// Per constraint, in the order of `shared.constraints`.
+    domains: Vec<Domains>,
+}
 
 impl State {
     /// Computes the state for the incoming pod over the whole cluster.
-    pub fn compute(_pod: &PodContext, _view: &ClusterView<'_>) -> Self {
-        State {}
+    pub fn compute(pod: &PodContext, view: &ClusterView<'_>) -> Self {
+        let pod = &pod.pod;
+        let constraints: Vec<Constraint> = pod
+            .spec
+            .topology_spread_constraints
+            .iter()
+            .filter(|c| c.when_unsatisfiable == DO_NOT_SCHEDULE)
+            .map(|c| Constraint::compile(c, pod))
+            .collect();
+        if constraints.is_empty() {
+            return State::default();
+        }
+        let shared = Shared::new(constraints, pod);
+        let mut domains = vec![Domains::default(); shared.constraints.len()];
+        let namespace = &pod.metadata.namespace;
+        for node in view.nodes() {
+            if !shared.has_all_keys(&node) {
+                continue;
+            }
+            let inclusion = shared.inclusion(&node);
+            let labels = &node.node().metadata.labels;
+            for (c, d) in shared.constraints.iter().zip(domains.iter_mut()) {
+                let Some(value) = labels.get(&c.topology_key) else { continue };
+                if !inclusion.includes(c) {
+                    continue;
+                }
+                let matching = node
+                    .pods
+                    .pods()
+                    .iter()
+                    .filter(|p| p.pod.metadata.namespace == *namespace && c.selector.matches(&p.pod.metadata.labels))
+                    .count();
+                d.add(value, matching as i64);
+            }
+        }
+        for d in &mut domains {
+            d.recompute_min();
+        }
+        State { shared: Some(Arc::new(shared)), domains }
     }
 
-    /// Updates the state as if `added` ran on `node` (the nominated-pod pass).
-    pub fn add_pod(&mut self, _incoming: &Pod, _added: &Arc<PodInfo>, _node: &NodeInfo) {}
+    /// Updates the state as if `added` ran on `node` (the nominated-pod pass): upstream's
+    /// `updateWithPod` with a delta of 1.
+    pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
+        let State { shared, domains } = self;
+        let Some(shared) = shared.as_ref() else { return };
+        if added.pod.metadata.namespace != incoming.metadata.namespace || !shared.has_all_keys(node) {
+            return;
+        }
+        let inclusion = shared.inclusion(node);
+        let labels = &node.node().metadata.labels;
+        for (c, d) in shared.constraints.iter().zip(domains.iter_mut()) {
+            if !c.selector.matches(&added.pod.metadata.labels) || !inclusion.includes(c) {
+                continue;
+            }
+            if let Some(value) = labels.get(&c.topology_key) {
+                d.increment(value);
+            }
+        }
+    }
+
+    /// Why the pod may not go to the node, if it may not: the first constraint that fails decides.
+    fn violation(&self, node: &NodeInfo) -> Option<Reason> {
+        let shared = self.shared.as_ref()?;
+        let labels = &node.node().metadata.labels;
+        for (c, d) in shared.constraints.iter().zip(&self.domains) {
+            let Some(value) = labels.get(&c.topology_key) else {
+                return Some(ERR_TOPOLOGY_SPREAD_MISSING_LABEL);
+            };
+            let skew = d.count(value) + c.self_match - d.global_min(c.min_domains);
+            if skew > c.max_skew {
+                return Some(ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH);
+            }
+        }
+        None
+    }
 }
 
 #[derive(Debug)]
@@ -35,5 +313,583 @@ impl Predicate for EvenPodsSpread {
         "EvenPodsSpread"
     }
 
-    fn check(&self, _pod: &PodContext, _node: &NodeInfo, _reasons: &mut Vec<Reason>) {}
+    /// The state is computed per request whenever the plan has this predicate; a context without
+    /// it (a bare `PodContext::new`) has nothing to spread against and fits.
+    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        if let Some(reason) = pod.spread.as_ref().and_then(|s| s.violation(node)) {
+            reasons.push(reason);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::Node;
+    use crate::cluster::Snapshot;
+    use crate::engine::fits::fits_on_node;
+    use crate::policy::Plan;
+    use crate::testing::{requirement as req, term, NodeBuilder, PodBuilder};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
+    use std::collections::BTreeMap;
+
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const HOST: &str = "kubernetes.io/hostname";
+    const SKEW: Reason = ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH;
+    const MISSING: Reason = ERR_TOPOLOGY_SPREAD_MISSING_LABEL;
+
+    /// A DoNotSchedule constraint on `key` selecting `app=<app>`.
+    fn hard(max_skew: i32, key: &str, app: &str) -> TopologySpreadConstraint {
+        TopologySpreadConstraint {
+            max_skew,
+            topology_key: key.to_string(),
+            when_unsatisfiable: DO_NOT_SCHEDULE.to_string(),
+            label_selector: Some(K8sSelector {
+                match_labels: Some(BTreeMap::from([("app".to_string(), app.to_string())])),
+                match_expressions: None,
+            }),
+            ..TopologySpreadConstraint::default()
+        }
+    }
+
+    fn with(
+        mut c: TopologySpreadConstraint,
+        change: impl FnOnce(&mut TopologySpreadConstraint),
+    ) -> TopologySpreadConstraint {
+        change(&mut c);
+        c
+    }
+
+    fn zoned(name: &str, zone: &str) -> NodeBuilder {
+        NodeBuilder::new(name).label(ZONE, zone)
+    }
+
+    fn running(name: &str, node: &str, app: &str) -> Pod {
+        PodBuilder::new(name).node(node).label("app", app).build()
+    }
+
+    /// `n` pods `app=<app>` on a node.
+    fn many(prefix: &str, n: usize, node: &str, app: &str) -> Vec<Pod> {
+        (0..n).map(|i| running(&format!("{prefix}-{i}"), node, app)).collect()
+    }
+
+    fn plan() -> Plan {
+        Plan { predicates: vec![Arc::new(EvenPodsSpread)], always_check_all: false }
+    }
+
+    /// The reasons of every node, by name, as the engine finds them (state computed per request,
+    /// nominated pods in pass 1).
+    fn verdicts(nodes: Vec<Node>, pods: Vec<Pod>, incoming: Pod) -> Vec<(String, Vec<Reason>)> {
+        let snapshot = Snapshot::build(nodes, pods);
+        let plan = plan();
+        let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
+        snapshot
+            .node_names()
+            .into_iter()
+            .map(|name| {
+                let node = snapshot.node_info(name).unwrap();
+                (name.to_string(), fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name)))
+            })
+            .collect()
+    }
+
+    fn want(expected: &[(&str, Option<Reason>)]) -> Vec<(String, Vec<Reason>)> {
+        expected.iter().map(|(n, r)| (n.to_string(), r.iter().cloned().collect())).collect()
+    }
+
+    fn pod_with(labels: &[(&str, &str)], constraints: Vec<TopologySpreadConstraint>) -> Pod {
+        let mut b = PodBuilder::new("incoming");
+        for (k, v) in labels {
+            b = b.label(k, v);
+        }
+        let mut pod = b.build();
+        pod.spec.topology_spread_constraints = constraints;
+        pod
+    }
+
+    struct Case {
+        name: &'static str,
+        nodes: Vec<Node>,
+        pods: Vec<Pod>,
+        incoming: Pod,
+        want: Vec<(String, Vec<Reason>)>,
+    }
+
+    fn run(cases: Vec<Case>) {
+        for c in cases {
+            assert_eq!(verdicts(c.nodes, c.pods, c.incoming), c.want, "{}", c.name);
+        }
+    }
+
+    fn three_zones() -> Vec<Node> {
+        vec![zoned("n1", "a").build(), zoned("n2", "a").build(), zoned("n3", "b").build()]
+    }
+
+    #[test]
+    fn skew_across_zones_and_hosts() {
+        let web = |cs| pod_with(&[("app", "web")], cs);
+        run(vec![
+            Case {
+                name: "zone a has 2, zone b none: only zone b keeps the skew at 1",
+                nodes: three_zones(),
+                pods: vec![running("w1", "n1", "web"), running("w2", "n2", "web")],
+                incoming: web(vec![hard(1, ZONE, "web")]),
+                want: want(&[("n1", Some(SKEW)), ("n2", Some(SKEW)), ("n3", None)]),
+            },
+            Case {
+                name: "maxSkew 2 allows zone a",
+                nodes: three_zones(),
+                pods: vec![running("w1", "n1", "web"), running("w2", "n2", "web"), running("w3", "n3", "web")],
+                incoming: web(vec![hard(2, ZONE, "web")]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "pods of other apps do not count",
+                nodes: three_zones(),
+                pods: many("db", 5, "n1", "db"),
+                incoming: web(vec![hard(1, ZONE, "web")]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "pods of other namespaces do not count",
+                nodes: three_zones(),
+                pods: vec![PodBuilder::new("other").namespace("other").node("n1").label("app", "web").build()],
+                incoming: web(vec![hard(1, ZONE, "web")]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "hostname spread: the busy host is refused",
+                nodes: three_zones(),
+                pods: vec![running("w1", "n1", "web")],
+                incoming: web(vec![hard(1, HOST, "web")]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "a pod that does not match its own selector adds nothing to the skew",
+                nodes: three_zones(),
+                pods: vec![running("w1", "n1", "web")],
+                incoming: pod_with(&[("app", "api")], vec![hard(1, HOST, "web")]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "nil labelSelector matches nothing",
+                nodes: three_zones(),
+                pods: many("w", 3, "n1", "web"),
+                incoming: web(vec![with(hard(1, HOST, "web"), |c| c.label_selector = None)]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "empty labelSelector matches every pod of the namespace",
+                nodes: three_zones(),
+                pods: many("d", 1, "n1", "db"),
+                incoming: web(vec![with(hard(1, HOST, "web"), |c| c.label_selector = Some(K8sSelector::default()))]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "no pods anywhere: every node fits",
+                nodes: three_zones(),
+                pods: vec![],
+                incoming: web(vec![hard(1, ZONE, "web")]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn nodes_lacking_the_key() {
+        let web = |cs| pod_with(&[("app", "web")], cs);
+        run(vec![Case {
+            name: "a node without the key fails unresolvably and its pods count nowhere",
+            nodes: vec![zoned("n1", "a").build(), zoned("n2", "b").build(), NodeBuilder::new("n3").build()],
+            pods: [vec![running("a1", "n1", "web"), running("b1", "n2", "web")], many("x", 5, "n3", "web")].concat(),
+            incoming: web(vec![hard(1, ZONE, "web")]),
+            want: want(&[("n1", None), ("n2", None), ("n3", Some(MISSING))]),
+        }]);
+    }
+
+    #[test]
+    fn min_domains() {
+        let web = |cs| pod_with(&[("app", "web")], cs);
+        let nodes = || vec![zoned("n1", "a").build(), zoned("n2", "b").build()];
+        let pods = || vec![running("a1", "n1", "web"), running("b1", "n2", "web")];
+        let min = |n| with(hard(1, ZONE, "web"), |c| c.min_domains = Some(n));
+        run(vec![
+            Case {
+                name: "2 domains, minDomains 2: the minimum is 1",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: web(vec![min(2)]),
+                want: want(&[("n1", None), ("n2", None)]),
+            },
+            Case {
+                name: "2 domains, minDomains 3: the minimum is taken as 0",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: web(vec![min(3)]),
+                want: want(&[("n1", Some(SKEW)), ("n2", Some(SKEW))]),
+            },
+            Case {
+                name: "a domain with no pods still counts as a domain",
+                nodes: vec![zoned("n1", "a").build(), zoned("n2", "b").build(), zoned("n3", "c").build()],
+                pods: vec![running("a1", "n1", "web")],
+                incoming: web(vec![min(3)]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None), ("n3", None)]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn node_affinity_policy() {
+        // Zone a (no disk label) is empty; zones b and c have two pods each. The pod wants ssd.
+        let nodes = || {
+            vec![
+                zoned("n1", "a").build(),
+                zoned("n2", "b").label("disk", "ssd").build(),
+                zoned("n3", "c").label("disk", "ssd").build(),
+            ]
+        };
+        let pods = || [many("b", 2, "n2", "web"), many("c", 2, "n3", "web")].concat();
+        let incoming = |policy: Option<&str>, by_affinity: bool| {
+            let c = with(hard(1, ZONE, "web"), |c| c.node_affinity_policy = policy.map(String::from));
+            let mut b = PodBuilder::new("incoming").label("app", "web");
+            b = if by_affinity {
+                b.node_affinity_term(term(vec![req("disk", "In", &["ssd"])]))
+            } else {
+                b.node_selector("disk", "ssd")
+            };
+            let mut pod = b.build();
+            pod.spec.topology_spread_constraints = vec![c];
+            pod
+        };
+        let honored = want(&[("n1", None), ("n2", None), ("n3", None)]);
+        let ignored = want(&[("n1", None), ("n2", Some(SKEW)), ("n3", Some(SKEW))]);
+        run(vec![
+            Case {
+                name: "Honor by default: zone a is not eligible, the minimum is 2",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: incoming(None, false),
+                want: honored.clone(),
+            },
+            Case {
+                name: "Honor with required node affinity",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: incoming(Some("Honor"), true),
+                want: honored,
+            },
+            Case {
+                name: "Ignore: zone a counts, the minimum is 0",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: incoming(Some("Ignore"), false),
+                want: ignored,
+            },
+        ]);
+    }
+
+    #[test]
+    fn node_taints_policy() {
+        // Zone a's only node is tainted and empty; zone b has one pod.
+        let nodes =
+            |effect: &str| vec![zoned("n1", "a").taint("dedicated", "gpu", effect).build(), zoned("n2", "b").build()];
+        let pods = || vec![running("b1", "n2", "web")];
+        let incoming = |policy: Option<&str>, tolerate: bool| {
+            let mut b = PodBuilder::new("incoming").label("app", "web");
+            if tolerate {
+                b = b.toleration("dedicated", "Exists", "", "");
+            }
+            let mut pod = b.build();
+            pod.spec.topology_spread_constraints =
+                vec![with(hard(1, ZONE, "web"), |c| c.node_taints_policy = policy.map(String::from))];
+            pod
+        };
+        let tainted_excluded = want(&[("n1", None), ("n2", None)]);
+        let tainted_counted = want(&[("n1", None), ("n2", Some(SKEW))]);
+        run(vec![
+            Case {
+                name: "Ignore by default: the tainted empty zone holds the minimum at 0",
+                nodes: nodes("NoSchedule"),
+                pods: pods(),
+                incoming: incoming(None, false),
+                want: tainted_counted.clone(),
+            },
+            Case {
+                name: "Honor: the untolerated NoSchedule node is not eligible",
+                nodes: nodes("NoSchedule"),
+                pods: pods(),
+                incoming: incoming(Some("Honor"), false),
+                want: tainted_excluded.clone(),
+            },
+            Case {
+                name: "Honor: NoExecute counts as well",
+                nodes: nodes("NoExecute"),
+                pods: pods(),
+                incoming: incoming(Some("Honor"), false),
+                want: tainted_excluded,
+            },
+            Case {
+                name: "Honor: PreferNoSchedule does not exclude",
+                nodes: nodes("PreferNoSchedule"),
+                pods: pods(),
+                incoming: incoming(Some("Honor"), false),
+                want: tainted_counted.clone(),
+            },
+            Case {
+                name: "Honor: a tolerated taint does not exclude",
+                nodes: nodes("NoSchedule"),
+                pods: pods(),
+                incoming: incoming(Some("Honor"), true),
+                want: tainted_counted,
+            },
+        ]);
+    }
+
+    #[test]
+    fn match_label_keys() {
+        let nodes = || vec![zoned("n1", "a").build(), zoned("n2", "b").build()];
+        // Two pods of revision v1 in zone a.
+        let pods = || {
+            (0..2)
+                .map(|i| PodBuilder::new(&format!("v1-{i}")).node("n1").label("app", "web").label("rev", "v1").build())
+                .collect::<Vec<_>>()
+        };
+        let keyed = |keys: &[&str]| {
+            with(hard(1, ZONE, "web"), |c| c.match_label_keys = Some(keys.iter().map(|k| k.to_string()).collect()))
+        };
+        run(vec![
+            Case {
+                name: "without matchLabelKeys every revision counts",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: pod_with(&[("app", "web"), ("rev", "v2")], vec![hard(1, ZONE, "web")]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None)]),
+            },
+            Case {
+                name: "matchLabelKeys [rev]: only revision v2 counts",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: pod_with(&[("app", "web"), ("rev", "v2")], vec![keyed(&["rev"])]),
+                want: want(&[("n1", None), ("n2", None)]),
+            },
+            Case {
+                name: "matchLabelKeys [rev] on a pod of revision v1",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: pod_with(&[("app", "web"), ("rev", "v1")], vec![keyed(&["rev"])]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None)]),
+            },
+            Case {
+                name: "a key the pod does not have adds nothing",
+                nodes: nodes(),
+                pods: pods(),
+                incoming: pod_with(&[("app", "web")], vec![keyed(&["rev"])]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None)]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn schedule_anyway_is_ignored() {
+        let soft = |key| with(hard(1, key, "web"), |c| c.when_unsatisfiable = "ScheduleAnyway".to_string());
+        run(vec![
+            Case {
+                name: "a skewed ScheduleAnyway constraint filters nothing",
+                nodes: three_zones(),
+                pods: many("w", 4, "n1", "web"),
+                incoming: pod_with(&[("app", "web")], vec![soft(ZONE)]),
+                want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+            },
+            Case {
+                name: "nor does its missing key",
+                nodes: vec![NodeBuilder::new("n1").build()],
+                pods: vec![],
+                incoming: pod_with(&[("app", "web")], vec![soft("rack")]),
+                want: want(&[("n1", None)]),
+            },
+            Case {
+                name: "beside a DoNotSchedule one, only the latter counts",
+                nodes: three_zones(),
+                pods: many("w", 4, "n1", "web"),
+                incoming: pod_with(&[("app", "web")], vec![soft(ZONE), hard(1, HOST, "web")]),
+                want: want(&[("n1", Some(SKEW)), ("n2", None), ("n3", None)]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn multiple_constraints() {
+        let both = || vec![hard(2, ZONE, "web"), hard(1, HOST, "web")];
+        run(vec![
+            Case {
+                name: "zone and host: each must hold",
+                // Zones a=2 (n1:1, n2:1), b=1 (n3:1), c=0 (n4): zone skew fails a (2+1-0 > 2);
+                // hosts: min 0 (n4), so n1, n2, n3 fail on the host constraint too.
+                nodes: vec![
+                    zoned("n1", "a").build(),
+                    zoned("n2", "a").build(),
+                    zoned("n3", "b").build(),
+                    zoned("n4", "c").build(),
+                ],
+                pods: vec![running("w1", "n1", "web"), running("w2", "n2", "web"), running("w3", "n3", "web")],
+                incoming: pod_with(&[("app", "web")], both()),
+                want: want(&[("n1", Some(SKEW)), ("n2", Some(SKEW)), ("n3", Some(SKEW)), ("n4", None)]),
+            },
+            Case {
+                name: "a node lacking the zone key counts for the host constraint neither",
+                // Every zoned host has one pod: the host minimum stays 1 although n3 (no zone) is
+                // empty, so n1 and n2 fit; n3 fails on its missing key.
+                nodes: vec![zoned("n1", "a").build(), zoned("n2", "b").build(), NodeBuilder::new("n3").build()],
+                pods: vec![running("w1", "n1", "web"), running("w2", "n2", "web")],
+                incoming: pod_with(&[("app", "web")], both()),
+                want: want(&[("n1", None), ("n2", None), ("n3", Some(MISSING))]),
+            },
+            Case {
+                name: "no node has every key: nothing is counted and each node lacks a key",
+                nodes: vec![zoned("n1", "a").build(), zoned("n2", "b").build()],
+                pods: many("w", 2, "n1", "web"),
+                incoming: pod_with(&[("app", "web")], vec![hard(1, ZONE, "web"), hard(1, "rack", "web")]),
+                want: want(&[("n1", Some(MISSING)), ("n2", Some(MISSING))]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn constraints_are_checked_in_order() {
+        // n2 has no rack, and its zone b holds the 3 pods of n3: it fails both constraints, and
+        // the first one in the pod's list gives the reason.
+        let nodes = || {
+            vec![
+                zoned("n1", "a").label("rack", "r1").build(),
+                zoned("n2", "b").build(),
+                zoned("n3", "b").label("rack", "r3").build(),
+            ]
+        };
+        let zone_then_rack = vec![hard(1, ZONE, "web"), hard(5, "rack", "web")];
+        let rack_then_zone = vec![hard(5, "rack", "web"), hard(1, ZONE, "web")];
+        run(vec![
+            Case {
+                name: "zone first: the skew (resolvable)",
+                nodes: nodes(),
+                pods: many("w", 3, "n3", "web"),
+                incoming: pod_with(&[("app", "web")], zone_then_rack),
+                want: want(&[("n1", None), ("n2", Some(SKEW)), ("n3", Some(SKEW))]),
+            },
+            Case {
+                name: "rack first: the missing label (unresolvable)",
+                nodes: nodes(),
+                pods: many("w", 3, "n3", "web"),
+                incoming: pod_with(&[("app", "web")], rack_then_zone),
+                want: want(&[("n1", None), ("n2", Some(MISSING)), ("n3", Some(SKEW))]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn nominated_pods_count_in_pass_one() {
+        let nodes = || vec![zoned("n1", "a").build(), zoned("n2", "b").build()];
+        let nominee = |app: &str, priority: i32| {
+            PodBuilder::new("nominee").nominated("n1").priority(priority).label("app", app).build()
+        };
+        let incoming = || pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]);
+        run(vec![
+            Case {
+                name: "a matching nominated pod of higher priority fills zone a",
+                nodes: nodes(),
+                pods: vec![nominee("web", 10)],
+                incoming: incoming(),
+                want: want(&[("n1", Some(SKEW)), ("n2", None)]),
+            },
+            Case {
+                name: "a nominated pod of another app does not",
+                nodes: nodes(),
+                pods: vec![nominee("db", 10)],
+                incoming: incoming(),
+                want: want(&[("n1", None), ("n2", None)]),
+            },
+            Case {
+                name: "a lower-priority nominated pod is not added",
+                nodes: nodes(),
+                pods: vec![nominee("web", -1)],
+                incoming: incoming(),
+                want: want(&[("n1", None), ("n2", None)]),
+            },
+        ]);
+    }
+
+    #[test]
+    fn add_pod_updates_counts_and_minimum() {
+        let snapshot = Snapshot::build(
+            vec![zoned("n1", "a").build(), zoned("n2", "b").build(), NodeBuilder::new("n3").build()],
+            vec![],
+        );
+        let ctx = PodContext::new(pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]));
+        let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert_eq!((state.domains[0].min, state.domains[0].counts.len()), (0, 2));
+        let add = |state: &mut State, name: &str, node: &str, app: &str, ns: &str| {
+            let pod = Arc::new(PodInfo::new(PodBuilder::new(name).namespace(ns).label("app", app).build()));
+            state.add_pod(&ctx.pod, &pod, &snapshot.node_info(node).unwrap());
+        };
+        add(&mut state, "w1", "n1", "web", "default");
+        assert_eq!((state.domains[0].count("a"), state.domains[0].min), (1, 0));
+        add(&mut state, "w2", "n2", "web", "default");
+        assert_eq!((state.domains[0].count("b"), state.domains[0].min), (1, 1));
+        add(&mut state, "d", "n1", "db", "default");
+        add(&mut state, "o", "n1", "web", "other");
+        add(&mut state, "x", "n3", "web", "default");
+        assert_eq!(state.domains[0].counts, HashMap::from([("a".to_string(), 1), ("b".to_string(), 1)]));
+        assert_eq!(state.domains[0].min, 1);
+        // Pass 1 state against the original: the original is untouched.
+        let original = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert_eq!(original.domains[0].min, 0);
+    }
+
+    #[test]
+    fn add_pod_follows_the_inclusion_policies() {
+        let snapshot =
+            Snapshot::build(vec![zoned("n1", "a").build(), zoned("n2", "b").label("disk", "ssd").build()], vec![]);
+        let mut pod = pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]);
+        pod.spec.node_selector.insert("disk".to_string(), "ssd".to_string());
+        let ctx = PodContext::new(pod);
+        let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert_eq!(state.domains[0].counts.len(), 1, "only zone b is eligible");
+        let web = Arc::new(PodInfo::new(PodBuilder::new("w").label("app", "web").build()));
+        state.add_pod(&ctx.pod, &web, &snapshot.node_info("n1").unwrap());
+        assert_eq!(state.domains[0].counts.len(), 1, "n1 fails the node affinity: not counted");
+        state.add_pod(&ctx.pod, &web, &snapshot.node_info("n2").unwrap());
+        assert_eq!(state.domains[0].count("b"), 1);
+    }
+
+    #[test]
+    fn without_state_or_constraints_every_node_fits() {
+        let node = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let pod = pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]);
+        assert!(crate::predicates::reasons_of(&EvenPodsSpread, pod, &node).is_empty());
+        let snapshot = Snapshot::build(vec![NodeBuilder::new("n").build()], vec![]);
+        let ctx = PodContext::new(PodBuilder::new("p").build());
+        let state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert!(state.shared.is_none());
+        assert_eq!(state.violation(&node), None);
+    }
+
+    #[test]
+    fn fitting_nodes_do_not_allocate_reasons() {
+        let snapshot = Snapshot::build(three_zones(), many("w", 1, "n3", "web"));
+        let ctx = PodContext::for_request(
+            pod_with(&[("app", "web")], vec![hard(1, ZONE, "web"), hard(1, HOST, "web")]),
+            &ClusterView::of(&snapshot),
+            &plan(),
+        );
+        let mut reasons = Vec::new();
+        EvenPodsSpread.check(&ctx, &snapshot.node_info("n1").unwrap(), &mut reasons);
+        assert!(reasons.is_empty());
+        assert_eq!(reasons.capacity(), 0);
+    }
+
+    #[test]
+    fn is_registered() {
+        use crate::predicates::Kind;
+        assert!(Kind::EvenPodsSpread.is_available());
+        assert_eq!(Kind::EvenPodsSpread.instantiate().map(|p| p.name().to_string()), Some("EvenPodsSpread".into()));
+    }
 }
