@@ -19,11 +19,13 @@ pub mod check_node_memory_pressure;
 pub mod check_node_pid_pressure;
 pub mod check_node_unschedulable;
 pub mod check_service_affinity;
+pub mod check_volume_binding;
 pub mod even_pods_spread;
 pub mod general_predicates;
 pub mod host_name;
 pub mod match_inter_pod_affinity;
 pub mod match_node_selector;
+pub mod no_volume_zone_conflict;
 pub mod node_pressure;
 pub mod pod_fits_host_ports;
 pub mod pod_fits_resources;
@@ -161,6 +163,8 @@ impl Kind {
             Kind::PodToleratesNodeNoExecuteTaints => {
                 Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::no_execute())
             }
+            Kind::CheckVolumeBinding => Arc::new(check_volume_binding::CheckVolumeBinding),
+            Kind::NoVolumeZoneConflict => Arc::new(no_volume_zone_conflict::NoVolumeZoneConflict),
             Kind::CheckNodeMemoryPressure => Arc::new(check_node_memory_pressure::predicate()),
             Kind::CheckNodeDiskPressure => Arc::new(check_node_disk_pressure::predicate()),
             Kind::CheckNodePIDPressure => Arc::new(check_node_pid_pressure::predicate()),
