@@ -388,7 +388,7 @@ mod tests {
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"CheckNodeLabelPresence"}}]}}"#), "policy.json: predicates[0] (\"CheckNodeLabelPresence\"): argument.labelsPresence: required by CheckNodeLabelPresence"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"LabelsRequired","argument":{{"labelsPresence":{{"labels":[],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"LabelsRequired\"): argument.labelsPresence.labels: must list at least one label"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{"labelsPresence":{{"labels":["a"],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: HostName takes no argument"),
-            (&format!(r#"{{{HEAD},"predicates":[{{"name":"S","argument":{{"serviceAffinity":{{"labels":["zone"]}}}}}}]}}"#), "policy.json: predicates[0] (\"S\"): CheckServiceAffinity (argument serviceAffinity) is not available in this version"),
+            (&format!(r#"{{{HEAD},"predicates":[{{"name":"ServiceZone","argument":{{"serviceAffinity":{{"labels":[]}}}}}}]}}"#), "policy.json: predicates[0] (\"ServiceZone\"): argument.serviceAffinity.labels: must list at least one label"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","argument":{{}}}}]}}"#), "policy.json: predicates[0] (\"HostName\"): argument: must hold labelsPresence or serviceAffinity"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","weight":1}}]}}"#), "policy.json: predicates[0].weight: unknown field `weight`, expected one of `name`, `order`, `argument`"),
             (&format!(r#"{{{HEAD},"predicate":[]}}"#), "policy.json: predicate: unknown field `predicate`, expected one of `kind`"),
