@@ -25,11 +25,17 @@ pub mod general_predicates;
 pub mod host_name;
 pub mod match_inter_pod_affinity;
 pub mod match_node_selector;
+pub mod max_azure_disk_volume_count;
+pub mod max_csi_volume_count;
+pub mod max_ebs_volume_count;
+pub mod max_gce_pd_volume_count;
+pub mod no_disk_conflict;
 pub mod no_volume_zone_conflict;
 pub mod node_pressure;
 pub mod pod_fits_host_ports;
 pub mod pod_fits_resources;
 pub mod pod_tolerates_node_taints;
+pub mod volume_count;
 
 /// Why a pod does not fit a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,8 +137,12 @@ pub enum ArgumentNeed {
 }
 
 impl Kind {
-    /// Looks a predicate up by its Policy name.
+    /// Looks a predicate up by its Policy name. Upstream registered the CSI count as
+    /// `MaxCSIVolumeCountPred`; Policy files written for it use that spelling, so it is accepted too.
     pub fn from_name(name: &str) -> Option<Kind> {
+        if name == "MaxCSIVolumeCountPred" {
+            return Some(Kind::MaxCSIVolumeCount);
+        }
         Kind::ALL.iter().copied().find(|k| k.name() == name)
     }
 
@@ -159,12 +169,17 @@ impl Kind {
             Kind::PodFitsHostPorts => Arc::new(pod_fits_host_ports::PodFitsHostPorts),
             Kind::MatchNodeSelector => Arc::new(match_node_selector::MatchNodeSelector),
             Kind::PodFitsResources => Arc::new(pod_fits_resources::PodFitsResources),
+            Kind::NoDiskConflict => Arc::new(no_disk_conflict::NoDiskConflict),
             Kind::PodToleratesNodeTaints => Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::all()),
             Kind::PodToleratesNodeNoExecuteTaints => {
                 Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::no_execute())
             }
             Kind::CheckVolumeBinding => Arc::new(check_volume_binding::CheckVolumeBinding),
             Kind::NoVolumeZoneConflict => Arc::new(no_volume_zone_conflict::NoVolumeZoneConflict),
+            Kind::MaxEBSVolumeCount => Arc::new(max_ebs_volume_count::predicate()),
+            Kind::MaxGCEPDVolumeCount => Arc::new(max_gce_pd_volume_count::predicate()),
+            Kind::MaxCSIVolumeCount => Arc::new(max_csi_volume_count::MaxCSIVolumeCount),
+            Kind::MaxAzureDiskVolumeCount => Arc::new(max_azure_disk_volume_count::predicate()),
             Kind::CheckNodeMemoryPressure => Arc::new(check_node_memory_pressure::predicate()),
             Kind::CheckNodeDiskPressure => Arc::new(check_node_disk_pressure::predicate()),
             Kind::CheckNodePIDPressure => Arc::new(check_node_pid_pressure::predicate()),
@@ -235,5 +250,6 @@ mod tests {
             }
         }
         assert_eq!(Kind::from_name("checknodecondition"), None);
+        assert_eq!(Kind::from_name("MaxCSIVolumeCountPred"), Some(Kind::MaxCSIVolumeCount));
     }
 }
