@@ -224,11 +224,6 @@ fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), St
             Ok((Kind::CheckNodeLabelPresence, Arc::new(p)))
         }
         (None | Some(Kind::CheckServiceAffinity), None, Some(sa)) => {
-            if !check_service_affinity::AVAILABLE {
-                return Err(
-                    "CheckServiceAffinity (argument serviceAffinity) is not available in this version".to_string()
-                );
-            }
             if kind.is_none() && !is_valid_custom_name(&entry.name) {
                 return Err("name: a custom predicate name must be letters, digits and inner '-' only".to_string());
             }
@@ -246,13 +241,13 @@ fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), St
                 Err("argument.serviceAffinity: required by CheckServiceAffinity".to_string())
             }
             ArgumentNeed::None => {
-                let p = k.instantiate().ok_or_else(|| format!("{} is not available in this version", k.name()))?;
+                let p = k.instantiate().ok_or_else(|| format!("{} needs an argument", k.name()))?;
                 Ok((k, p))
             }
         },
         (Some(k), _, _) => Err(format!("argument: {} takes no argument", k.name())),
         (None, None, None) => {
-            let known: Vec<_> = Kind::ALL.iter().filter(|k| k.is_available()).map(|k| k.name()).collect();
+            let known: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
             Err(format!("unknown predicate; this version knows {}", known.join(", ")))
         }
         (None, _, _) => unreachable!("both arguments were rejected above"),
@@ -285,7 +280,7 @@ mod tests {
     #[test]
     fn no_predicates_key_means_the_default_set_in_static_order() {
         let got = names(&format!("{{{HEAD}}}"));
-        // kube-scheduler's default provider set, in static order (those this version has).
+        // kube-scheduler's default provider set, in static order.
         let default_set = [
             "CheckNodeCondition",
             "CheckNodeUnschedulable",
@@ -304,18 +299,8 @@ mod tests {
             "EvenPodsSpread",
             "MatchInterPodAffinity",
         ];
-        let available: Vec<&str> =
-            default_set.into_iter().filter(|n| Kind::from_name(n).is_some_and(|k| k.is_available())).collect();
-        assert_eq!(got, available);
+        assert_eq!(got, default_set);
         assert_eq!(Plan::default_plan().predicate_names(), got);
-    }
-
-    #[test]
-    fn predicates_this_version_lacks_are_refused_by_name() {
-        for kind in Kind::ALL.iter().filter(|k| !k.is_available() && k.argument_need() == ArgumentNeed::None) {
-            let got = plan(&format!(r#"{{{HEAD},"predicates":[{{"name":"{}"}}]}}"#, kind.name())).unwrap_err();
-            assert!(got.ends_with("is not available in this version"), "{got}");
-        }
     }
 
     #[test]

@@ -24,9 +24,6 @@ use crate::engine::PodContext;
 use crate::predicates::{Predicate, Reason};
 use crate::selectors::LabelSelector;
 
-/// Whether this version has the predicate.
-pub const AVAILABLE: bool = true;
-
 /// Upstream's `ErrServiceAffinityViolated`; not in its unresolvable list.
 pub const ERR_SERVICE_AFFINITY_VIOLATED: Reason = Reason::resolvable("node(s) didn't match service affinity");
 
@@ -372,7 +369,6 @@ mod tests {
         let p = CheckServiceAffinity::new("ZoneAffinity", vec![ZONE.to_string()]);
         assert_eq!(p.name(), "ZoneAffinity");
         assert_eq!(p.kind(), Some(Kind::CheckServiceAffinity));
-        assert!(Kind::CheckServiceAffinity.is_available());
         // The plan computes the state for it under its custom name.
         let got = fitting(p, vec![web_service()], vec![web("old").node("n2").build()], web("p").build());
         assert_eq!(got, ["n2"]);

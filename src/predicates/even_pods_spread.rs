@@ -29,9 +29,6 @@ use crate::predicates::pod_tolerates_node_taints::tolerates;
 use crate::predicates::{Predicate, Reason};
 use crate::selectors::LabelSelector;
 
-/// Whether this version has the predicate.
-pub const AVAILABLE: bool = true;
-
 pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason =
     Reason::resolvable("node(s) didn't match pod topology spread constraints");
 
@@ -889,7 +886,6 @@ mod tests {
     #[test]
     fn is_registered() {
         use crate::predicates::Kind;
-        assert!(Kind::EvenPodsSpread.is_available());
         assert_eq!(Kind::EvenPodsSpread.instantiate().map(|p| p.name().to_string()), Some("EvenPodsSpread".into()));
     }
 }

@@ -35,9 +35,6 @@ use crate::engine::PodContext;
 use crate::predicates::{Predicate, Reason};
 use crate::selectors::LabelSelector;
 
-/// Whether this version has the predicate.
-pub const AVAILABLE: bool = true;
-
 /// Unresolvable: evicting pods cannot bring the pods the affinity asks for.
 pub const ERR_AFFINITY_RULES_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match pod affinity rules");
 /// Resolvable (this one and the next): evicting the matching pods would clear the domain.

@@ -159,7 +159,7 @@ impl Kind {
         }
     }
 
-    /// The predicate, for kinds that take no argument and exist in this version.
+    /// The predicate, for kinds that take no argument.
     pub fn instantiate(self) -> Option<Arc<dyn Predicate>> {
         let p: Arc<dyn Predicate> = match self {
             Kind::CheckNodeCondition => Arc::new(check_node_condition::CheckNodeCondition),
@@ -183,22 +183,12 @@ impl Kind {
             Kind::CheckNodeMemoryPressure => Arc::new(check_node_memory_pressure::predicate()),
             Kind::CheckNodeDiskPressure => Arc::new(check_node_disk_pressure::predicate()),
             Kind::CheckNodePIDPressure => Arc::new(check_node_pid_pressure::predicate()),
-            Kind::EvenPodsSpread if even_pods_spread::AVAILABLE => Arc::new(even_pods_spread::EvenPodsSpread),
-            Kind::MatchInterPodAffinity if match_inter_pod_affinity::AVAILABLE => {
-                Arc::new(match_inter_pod_affinity::MatchInterPodAffinity)
-            }
-            _ => return None,
+            Kind::EvenPodsSpread => Arc::new(even_pods_spread::EvenPodsSpread),
+            Kind::MatchInterPodAffinity => Arc::new(match_inter_pod_affinity::MatchInterPodAffinity),
+            // These two are built from their Policy argument.
+            Kind::CheckNodeLabelPresence | Kind::CheckServiceAffinity => return None,
         };
         Some(p)
-    }
-
-    /// Whether this version has the predicate.
-    pub fn is_available(self) -> bool {
-        match self.argument_need() {
-            ArgumentNeed::LabelsPresence => true,
-            ArgumentNeed::ServiceAffinity => check_service_affinity::AVAILABLE,
-            ArgumentNeed::None => self.instantiate().is_some(),
-        }
     }
 
     /// In the set that runs when no Policy (or a Policy without `predicates`) is given: kube-scheduler's
