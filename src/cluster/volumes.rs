@@ -11,7 +11,8 @@ use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 #[derive(Debug, Clone, Default)]
 pub struct VolumeObjects {
     pvs: HashMap<String, Arc<PersistentVolume>>,
-    pvcs: HashMap<(String, String), Arc<PersistentVolumeClaim>>,
+    /// By namespace, then name, so a lookup borrows its key instead of building one.
+    pvcs: HashMap<String, HashMap<String, Arc<PersistentVolumeClaim>>>,
     storage_classes: HashMap<String, Arc<StorageClass>>,
     csi_nodes: HashMap<String, Arc<CSINode>>,
 }
@@ -26,7 +27,7 @@ impl VolumeObjects {
     }
 
     pub fn pvc(&self, namespace: &str, name: &str) -> Option<&Arc<PersistentVolumeClaim>> {
-        self.pvcs.get(&(namespace.to_string(), name.to_string()))
+        self.pvcs.get(namespace)?.get(name)
     }
 
     pub fn storage_class(&self, name: &str) -> Option<&Arc<StorageClass>> {
@@ -48,8 +49,10 @@ impl VolumeObjects {
     }
 
     pub fn upsert_pvc(&mut self, pvc: PersistentVolumeClaim) {
-        let key = (pvc.metadata.namespace.clone().unwrap_or_default(), name_of(&pvc.metadata));
-        self.pvcs.insert(key, Arc::new(pvc));
+        let namespace = pvc.metadata.namespace.clone().unwrap_or_default();
+        let mut claims = self.pvcs.get(&namespace).cloned().unwrap_or_default();
+        claims.insert(name_of(&pvc.metadata), Arc::new(pvc));
+        self.pvcs.insert(namespace, claims);
     }
 
     pub fn upsert_storage_class(&mut self, sc: StorageClass) {
@@ -65,7 +68,13 @@ impl VolumeObjects {
     }
 
     pub fn remove_pvc(&mut self, namespace: &str, name: &str) {
-        self.pvcs.remove(&(namespace.to_string(), name.to_string()));
+        let Some(mut claims) = self.pvcs.get(namespace).cloned() else { return };
+        claims.remove(name);
+        if claims.is_empty() {
+            self.pvcs.remove(namespace);
+        } else {
+            self.pvcs.insert(namespace.to_string(), claims);
+        }
     }
 
     pub fn remove_storage_class(&mut self, name: &str) {
