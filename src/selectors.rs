@@ -255,6 +255,15 @@ impl LabelSelector {
             })
     }
 
+    /// The `key=value` pairs every matching set of labels must have (`matchLabels` entries and
+    /// `In` with a single value): what an index can look matching pods up by.
+    pub fn equalities(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.requirements.iter().filter_map(|r| match r {
+            SelectorRequirement::In(k, vs) if vs.len() == 1 => Some((k.as_str(), vs[0].as_str())),
+            _ => None,
+        })
+    }
+
     /// True for a compiled empty selector (matches every set of labels).
     pub fn is_everything(&self) -> bool {
         !self.invalid && self.requirements.is_empty()

@@ -2,6 +2,7 @@
 //! snapshots that requests read while changes build the next one.
 
 pub mod host_ports;
+pub mod label_index;
 pub mod node_info;
 pub mod objects;
 pub mod resources;

@@ -8,10 +8,12 @@ use imbl::HashMap;
 
 use k8s_openapi::api::core::v1::{Namespace, Service};
 
+use crate::cluster::label_index::PodIndex;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::ClusterObject;
+use crate::selectors::LabelSelector;
 
 /// `(namespace, name)` of a pod.
 pub type PodKey = (String, String);
@@ -41,13 +43,26 @@ pub struct Snapshot {
     nodes: HashMap<String, NodeEntry>,
     /// Every non-terminal pod, assigned or not.
     pods: HashMap<PodKey, Arc<PodInfo>>,
-    /// Assigned pods with pod (anti-)affinity terms: what inter-pod affinity walks per request
-    /// instead of every pod.
-    affinity_pods: HashMap<PodKey, Arc<PodInfo>>,
+    /// Assigned pods by each of their labels: the candidates for an affinity term's selector.
+    pods_by_label: PodIndex,
+    /// Assigned pods with required anti-affinity, filed under a `key=value` each of their terms'
+    /// selectors requires: an incoming pod can only be selected by terms filed under its labels.
+    anti_affinity_by_label: PodIndex,
+    /// Assigned pods with a required anti-affinity term whose selector requires no `key=value`.
+    anti_affinity_unindexed: HashMap<PodKey, Arc<PodInfo>>,
     node_count: usize,
     namespaces: HashMap<String, Arc<Namespace>>,
     services: HashMap<PodKey, Arc<Service>>,
     volumes: VolumeObjects,
+}
+
+fn required_anti_affinity_terms(pod: &Pod) -> &[k8s_openapi::api::core::v1::PodAffinityTerm] {
+    pod.spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.pod_anti_affinity.as_ref())
+        .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
+        .unwrap_or_default()
 }
 
 fn key_of(pod: &Pod) -> PodKey {
@@ -105,9 +120,7 @@ impl Snapshot {
         let nominated = &info.pod.status.nominated_node_name;
         if !assigned.is_empty() {
             self.edit(assigned, |e| Arc::make_mut(&mut e.pods).add(Arc::clone(&info)));
-            if info.pod.has_pod_affinity_terms() {
-                self.affinity_pods.insert(key.clone(), Arc::clone(&info));
-            }
+            self.index(&key, &info, true);
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).push(Arc::clone(&info)));
         }
@@ -117,7 +130,9 @@ impl Snapshot {
     /// Removes a pod wherever it is accounted.
     pub fn remove_pod(&mut self, key: &PodKey) {
         let Some(old) = self.pods.remove(key) else { return };
-        self.affinity_pods.remove(key);
+        if !old.pod.spec.node_name.is_empty() {
+            self.index(key, &old, false);
+        }
         let assigned = &old.pod.spec.node_name;
         let nominated = &old.pod.status.nominated_node_name;
         if !assigned.is_empty() {
@@ -126,6 +141,30 @@ impl Snapshot {
             });
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).retain(|p| !p.pod.is_same_pod(&old.pod)));
+        }
+    }
+
+    /// Files an assigned pod in (or removes it from) the label indexes.
+    fn index(&mut self, key: &PodKey, info: &Arc<PodInfo>, add: bool) {
+        for (k, v) in &info.pod.metadata.labels {
+            if add {
+                self.pods_by_label.insert(k, v, key, info);
+            } else {
+                self.pods_by_label.remove(k, v, key);
+            }
+        }
+        for term in required_anti_affinity_terms(&info.pod) {
+            let selector = term.label_selector.as_ref().map(LabelSelector::compile);
+            match selector.as_ref().and_then(|s| s.equalities().next()) {
+                Some((k, v)) if add => self.anti_affinity_by_label.insert(k, v, key, info),
+                Some((k, v)) => self.anti_affinity_by_label.remove(k, v, key),
+                None if add => {
+                    self.anti_affinity_unindexed.insert(key.clone(), Arc::clone(info));
+                }
+                None => {
+                    self.anti_affinity_unindexed.remove(key);
+                }
+            }
         }
     }
 
@@ -162,9 +201,21 @@ impl Snapshot {
         self.nodes.get(name).and_then(|e| e.state.as_ref()).map(|s| &s.node.metadata.labels)
     }
 
-    /// Assigned pods with pod affinity or anti-affinity terms.
-    pub fn affinity_pods(&self) -> impl Iterator<Item = &Arc<PodInfo>> {
-        self.affinity_pods.values()
+    /// Assigned pods labelled `key=value`.
+    pub fn pods_labelled(&self, key: &str, value: &str) -> impl Iterator<Item = &Arc<PodInfo>> {
+        self.pods_by_label.get(key, value)
+    }
+
+    /// The assigned pods whose required anti-affinity terms could select a pod with these labels:
+    /// those filed under one of the labels, and those whose terms cannot be filed. Each pod once.
+    pub fn anti_affinity_candidates(&self, labels: &std::collections::BTreeMap<String, String>) -> Vec<&Arc<PodInfo>> {
+        let mut seen = std::collections::HashSet::new();
+        labels
+            .iter()
+            .flat_map(|(k, v)| self.anti_affinity_by_label.get(k, v))
+            .chain(self.anti_affinity_unindexed.values())
+            .filter(|p| seen.insert(Arc::as_ptr(p)))
+            .collect()
     }
 
     /// A Namespace object, when the model has Namespaces.
@@ -305,6 +356,47 @@ mod tests {
         assert!(s.nodes.contains_key("n1"), "its pod still counts");
         assert_eq!(s.node_count(), 1);
         assert_eq!(s.node_names(), ["n2"]);
+    }
+
+    #[test]
+    fn label_indexes_follow_pod_changes() {
+        use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, PodAntiAffinity};
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
+        let anti = |app: Option<&str>| {
+            let selector = K8sSelector {
+                match_labels: app.map(|a| [("app".to_string(), a.to_string())].into()),
+                match_expressions: None,
+            };
+            Some(Affinity {
+                pod_anti_affinity: Some(PodAntiAffinity {
+                    required_during_scheduling_ignored_during_execution: Some(vec![PodAffinityTerm {
+                        label_selector: Some(selector),
+                        topology_key: "zone".into(),
+                        ..Default::default()
+                    }]),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        };
+        let mut guard = PodBuilder::new("guard").node("n1").label("app", "guard").build();
+        guard.spec.affinity = anti(Some("web"));
+        let mut broad = PodBuilder::new("broad").node("n2").build();
+        broad.spec.affinity = anti(None);
+        let mut s =
+            Snapshot::build([], [guard.clone(), broad, PodBuilder::new("w").node("n1").label("app", "web").build()]);
+        let web: std::collections::BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
+        let db: std::collections::BTreeMap<String, String> = [("app".to_string(), "db".to_string())].into();
+        assert_eq!(s.anti_affinity_candidates(&web).len(), 2, "guard by its selector, broad unfiled");
+        assert_eq!(s.anti_affinity_candidates(&db).len(), 1, "only the unfiled one");
+        assert_eq!(s.pods_labelled("app", "web").count(), 1);
+        s.remove_pod(&("default".into(), "guard".into()));
+        assert_eq!(s.anti_affinity_candidates(&web).len(), 1);
+        assert_eq!(s.pods_labelled("app", "guard").count(), 0);
+        let mut moved = s.pod("default", "w").unwrap().pod.clone();
+        moved.spec.node_name = "n2".into();
+        s.upsert_pod(moved);
+        assert_eq!(s.pods_labelled("app", "web").map(|p| p.pod.spec.node_name.as_str()).collect::<Vec<_>>(), ["n2"]);
     }
 
     #[test]

@@ -151,6 +151,32 @@ fn other_term_selects(
         && term.label_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(&incoming.metadata.labels))
 }
 
+/// Calls `visit` with every placed pod that `term` could select, and the labels of its node: the
+/// pods filed under one of the `key=value` pairs its selector requires, or every placed pod when it
+/// requires none. Pods on nodes the view does not know are skipped, as they are in no domain.
+fn for_each_candidate(view: &ClusterView<'_>, term: &Term, mut visit: impl FnMut(&Pod, &BTreeMap<String, String>)) {
+    match term.selector.equalities().next() {
+        Some((key, value)) => {
+            for existing in view.snapshot.pods_labelled(key, value) {
+                if let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) {
+                    visit(&existing.pod, node_labels);
+                }
+            }
+        }
+        None => {
+            for node in view.nodes() {
+                let node_labels = &node.node().metadata.labels;
+                if !node_labels.contains_key(&term.topology_key) {
+                    continue; // no pod here can count in this term's domains
+                }
+                for existing in node.pods.pods() {
+                    visit(&existing.pod, node_labels);
+                }
+            }
+        }
+    }
+}
+
 /// How many matching pods run in each topology domain: topology key → value → count. Looked up by
 /// `(&str, &str)` without allocating.
 #[derive(Debug, Clone, Default)]
@@ -220,24 +246,33 @@ impl State {
             ..State::default()
         };
 
-        // Only pods with pod (anti-)affinity terms can have anti-affinity to the incoming pod.
-        for existing in view.snapshot.affinity_pods() {
+        // Only pods whose anti-affinity terms could select the incoming pod's labels (the
+        // snapshot files them by the labels their selectors require).
+        for existing in view.snapshot.anti_affinity_candidates(&pod.metadata.labels) {
             if let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) {
                 state.count_anti_affinity_of(&existing.pod, pod, node_labels);
             }
         }
 
-        // Matching every placed pod against the pod's own terms: only when it has some.
-        if !state.affinity_terms.is_empty() || !state.anti_affinity_terms.is_empty() {
-            for node in view.nodes() {
-                let node_labels = &node.node().metadata.labels;
-                if !state.has_any_topology_key(node_labels) {
-                    continue; // no pod here can count in any domain
+        // A placed pod counts for affinity only when it matches every term, so the pods one term
+        // selects are all the candidates there are.
+        let affinity_terms = Arc::clone(&state.affinity_terms);
+        if let Some(first) = affinity_terms.first() {
+            for_each_candidate(view, first, |existing, node_labels| {
+                if affinity_terms.iter().all(|t| t.matches(existing)) {
+                    for term in affinity_terms.iter() {
+                        state.affinity_counts.add_on(&term.topology_key, node_labels);
+                    }
                 }
-                for existing in node.pods.pods() {
-                    state.count_against_own_terms(&existing.pod, node_labels);
+            });
+        }
+        let anti_affinity_terms = Arc::clone(&state.anti_affinity_terms);
+        for term in anti_affinity_terms.iter() {
+            for_each_candidate(view, term, |existing, node_labels| {
+                if term.matches(existing) {
+                    state.anti_affinity_counts.add_on(&term.topology_key, node_labels);
                 }
-            }
+            });
         }
         state
     }
@@ -272,13 +307,6 @@ impl State {
                 self.anti_affinity_counts.add_on(&term.topology_key, node_labels);
             }
         }
-    }
-
-    fn has_any_topology_key(&self, node_labels: &BTreeMap<String, String>) -> bool {
-        self.affinity_terms
-            .iter()
-            .chain(self.anti_affinity_terms.iter())
-            .any(|t| node_labels.contains_key(&t.topology_key))
     }
 
     fn satisfies_affinity(&self, node_labels: &BTreeMap<String, String>) -> bool {

@@ -23,7 +23,7 @@ mod tests {
         assert_eq!(s.nominated_on("node-b2").len(), 1);
         assert!(s.pod("default", "web-2").is_some());
         assert_eq!(s.node_info("node-b2").unwrap().pods.requested().milli_cpu, 3000);
-        assert_eq!(s.affinity_pods().count(), 1);
+        assert_eq!(s.anti_affinity_candidates(&[("app".to_string(), "frontend".to_string())].into()).len(), 1);
         assert!(s.volumes().pvc("default", "scratch").is_some());
         assert_eq!(s.services_in("default").count(), 1);
     }

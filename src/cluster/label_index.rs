@@ -1,0 +1,67 @@
+//! Pods indexed by label, kept in step with every pod change, so that per-request work that looks
+//! for "pods with label k=v" (inter-pod affinity terms) visits those pods only, not the cluster.
+
+use std::sync::Arc;
+
+use imbl::HashMap;
+
+use crate::cluster::node_info::PodInfo;
+use crate::cluster::snapshot::PodKey;
+
+/// key -> value -> the pods filed under `key=value`. Persistent maps: cloning is cheap and an update
+/// copies only its path.
+#[derive(Debug, Clone, Default)]
+pub struct PodIndex(HashMap<String, HashMap<String, HashMap<PodKey, Arc<PodInfo>>>>);
+
+impl PodIndex {
+    pub fn insert(&mut self, key: &str, value: &str, pod_key: &PodKey, pod: &Arc<PodInfo>) {
+        let mut values = self.0.get(key).cloned().unwrap_or_default();
+        let mut pods = values.get(value).cloned().unwrap_or_default();
+        pods.insert(pod_key.clone(), Arc::clone(pod));
+        values.insert(value.to_string(), pods);
+        self.0.insert(key.to_string(), values);
+    }
+
+    pub fn remove(&mut self, key: &str, value: &str, pod_key: &PodKey) {
+        let Some(mut values) = self.0.get(key).cloned() else { return };
+        let Some(mut pods) = values.get(value).cloned() else { return };
+        pods.remove(pod_key);
+        if pods.is_empty() {
+            values.remove(value);
+        } else {
+            values.insert(value.to_string(), pods);
+        }
+        if values.is_empty() {
+            self.0.remove(key);
+        } else {
+            self.0.insert(key.to_string(), values);
+        }
+    }
+
+    /// The pods filed under `key=value`.
+    pub fn get(&self, key: &str, value: &str) -> impl Iterator<Item = &Arc<PodInfo>> {
+        self.0.get(key).and_then(|values| values.get(value)).into_iter().flat_map(|pods| pods.values())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::PodBuilder;
+
+    #[test]
+    fn files_and_forgets_pods() {
+        let mut index = PodIndex::default();
+        let a = Arc::new(PodInfo::new(PodBuilder::new("a").build()));
+        let key_a: PodKey = ("default".into(), "a".into());
+        let key_b: PodKey = ("default".into(), "b".into());
+        index.insert("app", "web", &key_a, &a);
+        index.insert("app", "web", &key_b, &a);
+        assert_eq!(index.get("app", "web").count(), 2);
+        assert_eq!(index.get("app", "db").count(), 0);
+        index.remove("app", "web", &key_a);
+        index.remove("app", "web", &key_b);
+        assert_eq!(index.get("app", "web").count(), 0);
+        assert!(index.0.is_empty(), "empty buckets are dropped");
+    }
+}
