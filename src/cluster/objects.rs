@@ -283,6 +283,26 @@ impl Pod {
         !self.spec.containers.iter().chain(&self.spec.init_containers).any(sets_cpu_or_memory)
     }
 
+    /// `spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    pub fn required_affinity_terms(&self) -> &[k8s_openapi::api::core::v1::PodAffinityTerm] {
+        self.spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.pod_affinity.as_ref())
+            .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
+    pub fn required_anti_affinity_terms(&self) -> &[k8s_openapi::api::core::v1::PodAffinityTerm] {
+        self.spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
+            .unwrap_or_default()
+    }
+
     /// Whether the pod has pod affinity or anti-affinity terms (required or preferred): the pods
     /// inter-pod affinity has to look at on every node.
     pub fn has_pod_affinity_terms(&self) -> bool {

@@ -56,15 +56,6 @@ pub struct Snapshot {
     volumes: VolumeObjects,
 }
 
-fn required_anti_affinity_terms(pod: &Pod) -> &[k8s_openapi::api::core::v1::PodAffinityTerm] {
-    pod.spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.pod_anti_affinity.as_ref())
-        .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
-        .unwrap_or_default()
-}
-
 fn key_of(pod: &Pod) -> PodKey {
     (pod.metadata.namespace.clone(), pod.metadata.name.clone())
 }
@@ -153,7 +144,7 @@ impl Snapshot {
                 self.pods_by_label.remove(k, v, key);
             }
         }
-        for term in required_anti_affinity_terms(&info.pod) {
+        for term in info.pod.required_anti_affinity_terms() {
             let selector = term.label_selector.as_ref().map(LabelSelector::compile);
             match selector.as_ref().and_then(|s| s.equalities().next()) {
                 Some((k, v)) if add => self.anti_affinity_by_label.insert(k, v, key, info),

@@ -462,11 +462,11 @@ impl Predicate for CheckVolumeBinding {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::claim_volume;
     use crate::testing::{requirement, term, NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{
-        EphemeralVolumeSource, NodeSelector, PersistentVolumeClaimStatus, PersistentVolumeClaimVolumeSource,
-        PersistentVolumeStatus, TopologySelectorLabelRequirement, Volume, VolumeNodeAffinity,
-        VolumeResourceRequirements,
+        EphemeralVolumeSource, NodeSelector, PersistentVolumeClaimStatus, PersistentVolumeStatus,
+        TopologySelectorLabelRequirement, Volume, VolumeNodeAffinity, VolumeResourceRequirements,
     };
     use k8s_openapi::api::storage::v1::StorageClass;
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
@@ -675,17 +675,6 @@ mod tests {
             objects.upsert_storage_class(class);
         }
         objects
-    }
-
-    fn claim_volume(claim: &str) -> Volume {
-        Volume {
-            name: format!("vol-{claim}"),
-            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                claim_name: claim.to_string(),
-                read_only: None,
-            }),
-            ..Default::default()
-        }
     }
 
     fn ephemeral_volume(name: &str) -> Volume {

@@ -43,26 +43,6 @@ pub const ERR_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
 pub const ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
     Reason::resolvable("node(s) didn't satisfy existing pods anti-affinity rules");
 
-/// `spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
-fn required_affinity_terms(pod: &Pod) -> &[PodAffinityTerm] {
-    pod.spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.pod_affinity.as_ref())
-        .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
-        .unwrap_or_default()
-}
-
-/// `spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution`.
-fn required_anti_affinity_terms(pod: &Pod) -> &[PodAffinityTerm] {
-    pod.spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.pod_anti_affinity.as_ref())
-        .and_then(|pa| pa.required_during_scheduling_ignored_during_execution.as_deref())
-        .unwrap_or_default()
-}
-
 static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 /// The labels of a namespace's Namespace object; none when the model does not have it.
@@ -235,8 +215,8 @@ impl State {
         let pod = &ctx.pod;
         let compile =
             |terms: &[PodAffinityTerm]| -> Vec<Term> { terms.iter().map(|t| Term::compile(pod, t, view)).collect() };
-        let affinity_terms = compile(required_affinity_terms(pod));
-        let anti_affinity_terms = compile(required_anti_affinity_terms(pod));
+        let affinity_terms = compile(pod.required_affinity_terms());
+        let anti_affinity_terms = compile(pod.required_anti_affinity_terms());
         let matches_own_affinity = !affinity_terms.is_empty() && affinity_terms.iter().all(|t| t.matches(pod));
         let mut state = State {
             affinity_terms: Arc::new(affinity_terms),
@@ -287,7 +267,7 @@ impl State {
     /// Counts `other`'s required anti-affinity terms that select the incoming pod, in the domains of
     /// `other`'s node.
     fn count_anti_affinity_of(&mut self, other: &Pod, incoming: &Pod, node_labels: &BTreeMap<String, String>) {
-        for term in required_anti_affinity_terms(other) {
+        for term in other.required_anti_affinity_terms() {
             if other_term_selects(other, term, incoming, &self.namespace_labels) {
                 self.existing_anti_affinity_counts.add_on(&term.topology_key, node_labels);
             }

@@ -212,7 +212,19 @@ impl Kind {
 /// Runs one predicate on a pod and a node, for the predicates' own tests.
 #[cfg(test)]
 pub(crate) fn reasons_of(predicate: &dyn Predicate, pod: crate::cluster::objects::Pod, node: &NodeInfo) -> Vec<Reason> {
-    let ctx = PodContext::new(pod);
+    reasons_with(predicate, &crate::cluster::volumes::VolumeObjects::default(), pod, node)
+}
+
+/// [`reasons_of`] with these volume objects (claims, volumes, classes, CSINodes) in the cluster.
+#[cfg(test)]
+pub(crate) fn reasons_with(
+    predicate: &dyn Predicate,
+    volumes: &crate::cluster::volumes::VolumeObjects,
+    pod: crate::cluster::objects::Pod,
+    node: &NodeInfo,
+) -> Vec<Reason> {
+    let mut ctx = PodContext::new(pod);
+    ctx.volumes = volumes.clone();
     let mut reasons = Vec::new();
     predicate.check(&ctx, node, &mut reasons);
     reasons

@@ -143,10 +143,10 @@ mod tests {
     use super::*;
     use crate::cluster::objects::Pod;
     use crate::cluster::volumes::VolumeObjects;
+    use crate::testing::claim_volume;
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{
-        GCEPersistentDiskVolumeSource, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-        PersistentVolumeClaimVolumeSource, PersistentVolumeSpec, Volume,
+        GCEPersistentDiskVolumeSource, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec, Volume,
     };
     use k8s_openapi::api::storage::v1::StorageClass;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -186,17 +186,6 @@ mod tests {
             metadata: ObjectMeta { name: Some(name.to_string()), ..Default::default() },
             provisioner: "example.com/csi".to_string(),
             volume_binding_mode: mode.map(str::to_string),
-            ..Default::default()
-        }
-    }
-
-    fn claim_volume(claim: &str) -> Volume {
-        Volume {
-            name: format!("vol-{claim}"),
-            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                claim_name: claim.to_string(),
-                read_only: None,
-            }),
             ..Default::default()
         }
     }

@@ -230,7 +230,6 @@ pub(crate) mod test_objects {
     use crate::cluster::objects::Pod;
     use crate::cluster::volumes::VolumeObjects;
     use crate::cluster::NodeInfo;
-    use crate::engine::PodContext;
     use crate::predicates::{Predicate, Reason};
     use crate::testing::{NodeBuilder, PodBuilder};
 
@@ -377,13 +376,7 @@ pub(crate) mod test_objects {
     }
 
     /// Runs a predicate with these volume objects in the pod's context.
-    pub fn reasons_with(predicate: &dyn Predicate, objects: &VolumeObjects, pod: Pod, node: &NodeInfo) -> Vec<Reason> {
-        let mut ctx = PodContext::new(pod);
-        ctx.volumes = objects.clone();
-        let mut reasons = Vec::new();
-        predicate.check(&ctx, node, &mut reasons);
-        reasons
-    }
+    pub(crate) use crate::predicates::reasons_with;
 }
 
 #[cfg(test)]

@@ -160,6 +160,18 @@ impl PodBuilder {
     }
 }
 
+/// A volume named `vol-<claim>` that mounts a PersistentVolumeClaim.
+pub fn claim_volume(claim: &str) -> k8s_openapi::api::core::v1::Volume {
+    k8s_openapi::api::core::v1::Volume {
+        name: format!("vol-{claim}"),
+        persistent_volume_claim: Some(k8s_openapi::api::core::v1::PersistentVolumeClaimVolumeSource {
+            claim_name: claim.to_string(),
+            read_only: None,
+        }),
+        ..Default::default()
+    }
+}
+
 /// A node selector requirement, for [`PodBuilder::node_affinity_term`].
 pub fn requirement(key: &str, operator: &str, values: &[&str]) -> NodeSelectorRequirement {
     NodeSelectorRequirement {
