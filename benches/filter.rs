@@ -20,7 +20,7 @@ fn plan(with_inter_pod_affinity: bool) -> Plan {
         .filter(|k| with_inter_pod_affinity || **k != Kind::MatchInterPodAffinity)
         .filter_map(|k| k.instantiate())
         .collect();
-    Plan { predicates, always_check_all: false }
+    Plan { predicates, ..Plan::default() }
 }
 
 fn bench_filter(c: &mut Criterion) {

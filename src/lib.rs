@@ -17,6 +17,7 @@ pub mod cluster;
 pub mod engine;
 pub mod policy;
 pub mod predicates;
+pub mod priorities;
 pub mod quantity;
 pub mod selectors;
 pub mod server;

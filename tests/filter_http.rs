@@ -192,7 +192,7 @@ async fn url_prefix_moves_the_verbs_and_unbuilt_verbs_are_404() {
     assert_eq!((status, feasible(&answer)), (200, vec!["node-b1".to_string()]));
     let (status, _) = server.post_text("/filter", body.clone()).await;
     assert_eq!(status, 404);
-    for verb in ["/scheduler/prioritize", "/scheduler/preempt"] {
+    for verb in ["/scheduler/preempt"] {
         let (status, text) = server.post_text(verb, body.clone()).await;
         assert_eq!((status, text.as_str()), (404, ""), "{verb} is not served yet");
     }

@@ -15,7 +15,8 @@ pub use node_info::{NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
 pub use snapshot::Snapshot;
 pub use store::ClusterStore;
 
-use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, Service};
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service};
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 
 /// Any object the cluster model keeps. Moved once, from a source into the snapshot, so the size
@@ -31,4 +32,7 @@ pub enum ClusterObject {
     PersistentVolumeClaim(PersistentVolumeClaim),
     StorageClass(StorageClass),
     CSINode(CSINode),
+    ReplicaSet(ReplicaSet),
+    ReplicationController(ReplicationController),
+    StatefulSet(StatefulSet),
 }

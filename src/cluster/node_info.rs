@@ -5,21 +5,24 @@ use std::sync::Arc;
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::objects::{Node, Pod};
-use crate::cluster::resources::{pod_requests, Resource};
+use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
 
 /// A pod as the cluster model keeps it: the object and what it takes from its node.
 #[derive(Debug)]
 pub struct PodInfo {
     pub pod: Pod,
     pub requests: Resource,
+    /// cpu and memory as the priorities count them (defaults for containers that ask none).
+    pub non_zero: NonZero,
     pub host_ports: Vec<HostPort>,
 }
 
 impl PodInfo {
     pub fn new(pod: Pod) -> Self {
         let requests = pod_requests(&pod);
+        let non_zero = pod_non_zero_requests(&pod);
         let host_ports = pod_host_ports(&pod);
-        PodInfo { pod, requests, host_ports }
+        PodInfo { pod, requests, non_zero, host_ports }
     }
 }
 
@@ -79,6 +82,7 @@ impl NodeState {
 pub struct NodePods {
     pods: Vec<Arc<PodInfo>>,
     requested: Resource,
+    non_zero_requested: NonZero,
     used_ports: Vec<HostPort>,
     /// The pods with pod (anti-)affinity terms, so inter-pod affinity never scans the others.
     with_affinity: Vec<Arc<PodInfo>>,
@@ -94,6 +98,11 @@ impl NodePods {
         &self.requested
     }
 
+    /// The summed non-zero requests of the pods on the node (what the priorities score).
+    pub fn non_zero_requested(&self) -> NonZero {
+        self.non_zero_requested
+    }
+
     /// The host ports in use on the node.
     pub fn used_ports(&self) -> &[HostPort] {
         &self.used_ports
@@ -106,6 +115,7 @@ impl NodePods {
 
     pub fn add(&mut self, pod: Arc<PodInfo>) {
         self.requested.add(&pod.requests);
+        self.non_zero_requested = self.non_zero_requested.plus(pod.non_zero);
         self.used_ports.extend(pod.host_ports.iter().cloned());
         if pod.pod.has_pod_affinity_terms() {
             self.with_affinity.push(Arc::clone(&pod));

@@ -90,6 +90,19 @@ pub struct ObjectMeta {
     pub labels: BTreeMap<String, String>,
     #[serde(deserialize_with = "null_as_default")]
     pub owner_references: Vec<OwnerReference>,
+    /// Only the annotations the extender reads (see [`annotations_that_matter`]).
+    #[serde(deserialize_with = "annotations_that_matter")]
+    pub annotations: BTreeMap<String, String>,
+}
+
+/// The node annotation NodePreferAvoidPodsPriority reads.
+pub const PREFER_AVOID_PODS_ANNOTATION: &str = "scheduler.alpha.kubernetes.io/preferAvoidPods";
+
+/// Keeps the annotations a predicate or priority reads and drops the rest (objects carry many,
+/// some large, such as last-applied-configuration).
+fn annotations_that_matter<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String>, D::Error> {
+    let all: Option<BTreeMap<String, String>> = Option::deserialize(d)?;
+    Ok(all.unwrap_or_default().into_iter().filter(|(k, _)| k == PREFER_AVOID_PODS_ANNOTATION).collect())
 }
 
 /// A Node.
@@ -196,6 +209,9 @@ fn volumes_that_matter<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Volume>, D
 pub struct Container {
     #[serde(deserialize_with = "null_as_default")]
     pub name: String,
+    /// The image reference (ImageLocalityPriority).
+    #[serde(deserialize_with = "null_as_default")]
+    pub image: String,
     #[serde(deserialize_with = "object")]
     pub resources: ResourceRequirements,
     #[serde(deserialize_with = "null_as_default")]

@@ -133,6 +133,79 @@ pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
     requests
 }
 
+/// The cpu (millicores) and memory (bytes) kube-scheduler's scoring assumes for a container that
+/// requests none: `DefaultMilliCPURequest` and `DefaultMemoryRequest`.
+pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
+pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
+
+/// cpu and memory as the priorities count them: like [`pod_requests`], but a container that asks
+/// for no cpu (or memory) counts the defaults above, so empty pods still spread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NonZero {
+    pub milli_cpu: i64,
+    pub memory: i64,
+}
+
+impl NonZero {
+    fn of(requests: &BTreeMap<String, Quantity>) -> NonZero {
+        let cpu = requests.get(CPU).map(Quantity::milli_value).filter(|v| *v != 0);
+        let memory = requests.get(MEMORY).map(Quantity::value).filter(|v| *v != 0);
+        NonZero {
+            milli_cpu: cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST),
+            memory: memory.unwrap_or(DEFAULT_MEMORY_REQUEST),
+        }
+    }
+
+    fn add(&mut self, other: NonZero) {
+        self.milli_cpu = self.milli_cpu.saturating_add(other.milli_cpu);
+        self.memory = self.memory.saturating_add(other.memory);
+    }
+
+    fn max(&mut self, other: NonZero) {
+        self.milli_cpu = self.milli_cpu.max(other.milli_cpu);
+        self.memory = self.memory.max(other.memory);
+    }
+
+    /// Adds a pod's amounts to a node's sum.
+    pub fn plus(self, other: NonZero) -> NonZero {
+        let mut sum = self;
+        sum.add(other);
+        sum
+    }
+
+    /// Takes a pod's amounts off a node's sum.
+    pub fn minus(self, other: NonZero) -> NonZero {
+        NonZero {
+            milli_cpu: self.milli_cpu.saturating_sub(other.milli_cpu),
+            memory: self.memory.saturating_sub(other.memory),
+        }
+    }
+}
+
+/// The non-zero requests of a pod, combined as [`pod_requests`] combines the real ones.
+pub fn pod_non_zero_requests(pod: &crate::cluster::objects::Pod) -> NonZero {
+    let mut sum = NonZero::default();
+    for c in &pod.spec.containers {
+        sum.add(NonZero::of(&c.resources.requests));
+    }
+    let mut sidecars = NonZero::default();
+    let mut init_peak = NonZero::default();
+    for c in &pod.spec.init_containers {
+        let own = NonZero::of(&c.resources.requests);
+        if c.restart_policy.as_deref() == Some("Always") {
+            sum.add(own);
+            sidecars.add(own);
+            init_peak.max(sidecars);
+        } else {
+            init_peak.max(own.plus(sidecars));
+        }
+    }
+    sum.max(init_peak);
+    let overhead = Resource::from_list(&pod.spec.overhead);
+    sum.add(NonZero { milli_cpu: overhead.milli_cpu, memory: overhead.memory });
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,6 +278,21 @@ mod tests {
         for c in cases {
             let r = pod_requests(&c.pod);
             assert_eq!((r.milli_cpu, r.memory), (c.cpu, c.memory), "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn non_zero_requests_fill_in_the_defaults_per_container() {
+        let cases = [
+            ("empty container", PodBuilder::new("p").req(&[]), 100, 200 << 20),
+            ("cpu only", PodBuilder::new("p").req(&[("cpu", "1")]), 1000, 200 << 20),
+            ("zero counts as unset", PodBuilder::new("p").req(&[("cpu", "0"), ("memory", "1Gi")]), 100, 1 << 30),
+            ("two empty containers", PodBuilder::new("p").req(&[]).req(&[]), 200, 400 << 20),
+            ("a larger init container wins", PodBuilder::new("p").req(&[]).init_req(&[("cpu", "2")]), 2000, 200 << 20),
+            ("no containers", PodBuilder::new("p"), 0, 0),
+        ];
+        for (name, pod, cpu, memory) in cases {
+            assert_eq!(pod_non_zero_requests(&pod.build()), NonZero { milli_cpu: cpu, memory }, "{name}");
         }
     }
 

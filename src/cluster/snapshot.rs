@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use imbl::HashMap;
 
-use k8s_openapi::api::core::v1::{Namespace, Service};
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, ReplicationController, Service};
 
 use crate::cluster::label_index::PodIndex;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
@@ -53,6 +54,9 @@ pub struct Snapshot {
     node_count: usize,
     namespaces: HashMap<String, Arc<Namespace>>,
     services: HashMap<PodKey, Arc<Service>>,
+    replica_sets: HashMap<PodKey, Arc<ReplicaSet>>,
+    replication_controllers: HashMap<PodKey, Arc<ReplicationController>>,
+    stateful_sets: HashMap<PodKey, Arc<StatefulSet>>,
     volumes: VolumeObjects,
 }
 
@@ -177,6 +181,15 @@ impl Snapshot {
             ClusterObject::PersistentVolumeClaim(pvc) => self.volumes.upsert_pvc(pvc),
             ClusterObject::StorageClass(sc) => self.volumes.upsert_storage_class(sc),
             ClusterObject::CSINode(c) => self.volumes.upsert_csi_node(c),
+            ClusterObject::ReplicaSet(rs) => {
+                self.replica_sets.insert(ns_name(&rs.metadata), Arc::new(rs));
+            }
+            ClusterObject::ReplicationController(rc) => {
+                self.replication_controllers.insert(ns_name(&rc.metadata), Arc::new(rc));
+            }
+            ClusterObject::StatefulSet(ss) => {
+                self.stateful_sets.insert(ns_name(&ss.metadata), Arc::new(ss));
+            }
         }
     }
 
@@ -227,6 +240,24 @@ impl Snapshot {
     /// The Services of a namespace.
     pub fn services_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<Service>> + 'a {
         self.services.iter().filter(move |((ns, _), _)| ns == namespace).map(|(_, s)| s)
+    }
+
+    /// The ReplicaSets of a namespace.
+    pub fn replica_sets_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<ReplicaSet>> + 'a {
+        self.replica_sets.iter().filter(move |((ns, _), _)| ns == namespace).map(|(_, s)| s)
+    }
+
+    /// The ReplicationControllers of a namespace.
+    pub fn replication_controllers_in<'a>(
+        &'a self,
+        namespace: &'a str,
+    ) -> impl Iterator<Item = &'a Arc<ReplicationController>> + 'a {
+        self.replication_controllers.iter().filter(move |((ns, _), _)| ns == namespace).map(|(_, s)| s)
+    }
+
+    /// The StatefulSets of a namespace.
+    pub fn stateful_sets_in<'a>(&'a self, namespace: &'a str) -> impl Iterator<Item = &'a Arc<StatefulSet>> + 'a {
+        self.stateful_sets.iter().filter(move |((ns, _), _)| ns == namespace).map(|(_, s)| s)
     }
 
     /// PersistentVolumes, claims, storage classes and CSINodes.

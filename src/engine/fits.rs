@@ -56,7 +56,7 @@ mod tests {
     use crate::testing::{NodeBuilder, PodBuilder};
 
     fn plan(kinds: &[Kind], always_check_all: bool) -> Plan {
-        Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), always_check_all }
+        Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), always_check_all, ..Plan::default() }
     }
 
     fn resources_plan() -> Plan {
@@ -147,12 +147,12 @@ mod tests {
     #[test]
     fn pass_two_runs_on_the_node_without_the_nominated_pods() {
         let counter = Arc::new(PodCounter::default());
-        let plan = Plan { predicates: vec![counter.clone()], always_check_all: false };
+        let plan = Plan { predicates: vec![counter.clone()], ..Plan::default() };
         assert!(fits_on_node(&plan, &incoming(0), &node(), &[nominated("vip", 100, "100m")]).is_empty());
         assert_eq!(*counter.0.lock().unwrap(), vec![2, 1], "pass 1 with the nominated pod, pass 2 without");
 
         let counter = Arc::new(PodCounter::default());
-        let plan = Plan { predicates: vec![counter.clone()], always_check_all: false };
+        let plan = Plan { predicates: vec![counter.clone()], ..Plan::default() };
         fits_on_node(&plan, &incoming(0), &node(), &[]);
         assert_eq!(*counter.0.lock().unwrap(), vec![1], "no nominated pods: one pass");
     }
@@ -173,7 +173,7 @@ mod tests {
                 }
             }
         }
-        let plan = Plan { predicates: vec![Arc::new(NeedsTwoPods)], always_check_all: false };
+        let plan = Plan { predicates: vec![Arc::new(NeedsTwoPods)], ..Plan::default() };
         let reasons = fits_on_node(&plan, &incoming(0), &node(), &[nominated("vip", 100, "100m")]);
         assert_eq!(reasons, vec![Reason::unresolvable("needs two pods")]);
     }

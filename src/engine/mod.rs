@@ -4,6 +4,7 @@
 pub mod evaluator;
 pub mod fits;
 pub mod pod_context;
+pub mod prioritize;
 pub mod view;
 
 use std::sync::Arc;
@@ -72,9 +73,9 @@ pub fn filter(
     })
 }
 
-/// What one filter request needs, owned, so it can move onto the evaluator's pool.
+/// What one filter or prioritize request needs, owned, so it can move onto the evaluator's pool.
 #[derive(Debug)]
-pub struct FilterJob {
+pub struct RequestJob {
     pub plan: Arc<Plan>,
     pub pod: crate::cluster::objects::Pod,
     pub snapshot: Arc<crate::cluster::Snapshot>,
@@ -84,17 +85,29 @@ pub struct FilterJob {
     pub cancel: CancelFlag,
 }
 
-impl FilterJob {
-    /// Prepares the pod (once, on the pool: the cluster-wide counts can take a while) and checks
-    /// it against every candidate.
-    pub fn run(&self, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
-        let view = if self.from_request_nodes {
+impl RequestJob {
+    fn view(&self) -> ClusterView<'_> {
+        if self.from_request_nodes {
             ClusterView::with_request_nodes(&self.snapshot, &self.candidates)
         } else {
             ClusterView::of(&self.snapshot)
-        };
+        }
+    }
+
+    /// Prepares the pod (once, on the pool: the cluster-wide counts can take a while) and checks
+    /// it against every candidate.
+    pub fn filter(&self, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
+        let view = self.view();
         let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
         filter(evaluator, &self.plan, &pod, &self.candidates, &self.cancel)
+    }
+
+    /// Scores every candidate with the plan's priorities (each prepares its own counts).
+    pub fn prioritize(&self, evaluator: &Evaluator) -> Result<Vec<i64>, Cancelled> {
+        let view = self.view();
+        let mut pod = PodContext::new(self.pod.clone());
+        pod.volumes = self.snapshot.volumes().clone();
+        prioritize::prioritize(evaluator, &self.plan, &pod, &view, &self.candidates, &self.cancel)
     }
 }
 

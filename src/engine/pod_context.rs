@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::objects::Pod;
-use crate::cluster::resources::{pod_requests, Resource};
+use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::view::ClusterView;
@@ -20,6 +20,8 @@ pub struct PodContext {
     pub pod: Pod,
     /// What the pod needs of a node (containers, init containers, sidecars, overhead).
     pub requests: Resource,
+    /// cpu and memory as the priorities count them (defaults for containers that ask none).
+    pub non_zero_requests: NonZero,
     /// The host ports the pod binds.
     pub host_ports: Vec<HostPort>,
     /// `spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`, compiled.
@@ -50,6 +52,7 @@ impl PodContext {
             .map(|selector| NodeSelectorTerms::compile(&selector.node_selector_terms));
         PodContext {
             requests: pod_requests(&pod),
+            non_zero_requests: pod_non_zero_requests(&pod),
             host_ports: pod_host_ports(&pod),
             best_effort: pod.is_best_effort(),
             priority: pod.priority(),

@@ -13,6 +13,21 @@ use serde::Deserialize;
 use crate::predicates::check_node_label_presence::CheckNodeLabelPresence;
 use crate::predicates::check_service_affinity;
 use crate::predicates::{ArgumentNeed, Kind, Predicate};
+use crate::priorities::{self, Priority, PriorityArgs};
+
+/// `hardPodAffinitySymmetricWeight` when the Policy does not set it (or sets 0), as upstream.
+pub const DEFAULT_HARD_POD_AFFINITY_WEIGHT: i64 = 1;
+
+/// kube-scheduler's default priorities with their weights (those this version has).
+fn default_priorities(hard_weight: i64) -> Vec<WeightedPriority> {
+    priorities::PRIORITIES
+        .iter()
+        .filter_map(|(name, build, _, weight)| {
+            let args = PriorityArgs { name, argument: None, hard_pod_affinity_symmetric_weight: hard_weight };
+            Some(WeightedPriority { priority: build(&args).ok()?, weight: (*weight)? })
+        })
+        .collect()
+}
 
 /// Why a Policy is invalid; the message names the file and the entry.
 #[derive(Debug, thiserror::Error)]
@@ -74,18 +89,33 @@ pub struct PriorityPolicy {
     pub argument: Option<serde_json::Value>,
 }
 
-/// What the engine runs: predicates in order, and whether to stop at the first failure.
+/// A priority and its weight in the combined score.
 #[derive(Debug, Clone)]
+pub struct WeightedPriority {
+    pub priority: Arc<dyn Priority>,
+    pub weight: i64,
+}
+
+/// What the engine runs: predicates in order and whether to stop at the first failure, and the
+/// weighted priorities.
+#[derive(Debug, Clone, Default)]
 pub struct Plan {
     pub predicates: Vec<Arc<dyn Predicate>>,
     pub always_check_all: bool,
+    pub priorities: Vec<WeightedPriority>,
 }
 
 impl Plan {
-    /// The default set in static order, stopping at the first failure.
+    /// The default predicates in static order, stopping at the first failure, and the default
+    /// priorities.
     pub fn default_plan() -> Plan {
         let predicates = Kind::ALL.iter().filter(|k| k.in_default_set()).filter_map(|k| k.instantiate()).collect();
-        Plan { predicates, always_check_all: false }
+        Plan { predicates, always_check_all: false, priorities: default_priorities(DEFAULT_HARD_POD_AFFINITY_WEIGHT) }
+    }
+
+    /// The names and weights of the priorities.
+    pub fn priority_names(&self) -> Vec<(&str, i64)> {
+        self.priorities.iter().map(|p| (p.priority.name(), p.weight)).collect()
     }
 
     /// Whether the plan runs a predicate of this kind (under any name).
@@ -139,27 +169,22 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
         Some("v1") => {}
         other => return Err(format!("apiVersion: must be \"v1\", found {other:?}")),
     }
-    if let Some(w) = policy.hard_pod_affinity_symmetric_weight {
-        if !(0..=100).contains(&w) {
-            return Err(format!("hardPodAffinitySymmetricWeight: must be in the range 0-100, found {w}"));
+    let hard_weight = match policy.hard_pod_affinity_symmetric_weight {
+        Some(w) if !(0..=100).contains(&w) => {
+            return Err(format!("hardPodAffinitySymmetricWeight: must be in the range 0-100, found {w}"))
         }
-        tracing::warn!(
-            weight = w,
-            "hardPodAffinitySymmetricWeight only affects priorities, which this version does not serve yet"
-        );
-    }
-    if let Some(priorities) = &policy.priorities {
-        if let Some(first) = priorities.first() {
-            return Err(format!(
-                "priorities[0] ({:?}): this version serves no /prioritize verb, so priorities would have no effect; remove the priorities section",
-                first.name
-            ));
-        }
-    }
+        Some(w) if w > 0 => w,
+        _ => DEFAULT_HARD_POD_AFFINITY_WEIGHT,
+    };
+    let priorities = match &policy.priorities {
+        None => default_priorities(hard_weight),
+        Some(entries) => plan_priorities(entries, hard_weight)?,
+    };
 
     let Some(entries) = policy.predicates else {
         let mut plan = Plan::default_plan();
         plan.always_check_all = policy.always_check_all_predicates;
+        plan.priorities = priorities;
         return Ok(plan);
     };
 
@@ -192,7 +217,69 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
     Ok(Plan {
         predicates: placed.into_iter().map(|p| p.predicate).collect(),
         always_check_all: policy.always_check_all_predicates,
+        priorities,
     })
+}
+
+/// Validates the `priorities` entries and builds them. A named priority gets only the argument
+/// it takes; an entry with an argument may carry a custom name (as upstream allows), and the
+/// argument's key says which priority it is.
+fn plan_priorities(entries: &[PriorityPolicy], hard_weight: i64) -> Result<Vec<WeightedPriority>, String> {
+    let mut out = Vec::with_capacity(entries.len());
+    let mut total_weight: i64 = 0;
+    for (index, entry) in entries.iter().enumerate() {
+        let at = format!("priorities[{index}] ({:?})", entry.name);
+        if entry.name.is_empty() {
+            return Err(format!("priorities[{index}].name: must not be empty"));
+        }
+        if entries[..index].iter().any(|e| e.name == entry.name) {
+            return Err(format!("{at}: listed twice"));
+        }
+        if entry.weight <= 0 {
+            return Err(format!("{at}.weight: must be a positive integer, found {}", entry.weight));
+        }
+        total_weight = total_weight
+            .checked_add(entry.weight)
+            .filter(|t| t.checked_mul(priorities::MAX_PRIORITY).is_some())
+            .ok_or_else(|| format!("{at}.weight: the weights add up to more than the scores can hold"))?;
+        let argument = match &entry.argument {
+            None => None,
+            Some(serde_json::Value::Object(m)) if m.len() == 1 => m.iter().next(),
+            Some(_) => {
+                let keys: Vec<_> = priorities::PRIORITIES.iter().filter_map(|(_, _, k, _)| *k).collect();
+                return Err(format!("{at}.argument: must hold exactly one of {}", keys.join(", ")));
+            }
+        };
+        let build = match (priorities::builder_for_name(&entry.name), argument) {
+            (Some(build), None) => build,
+            (Some(build), Some((key, _))) if priorities::argument_key(&entry.name) == Some(key.as_str()) => build,
+            (Some(_), Some((key, _))) => {
+                return Err(format!("{at}.argument.{key}: {} takes no such argument", entry.name))
+            }
+            (None, Some((key, _))) => {
+                let (_, build) = priorities::builder_for_argument(key)
+                    .ok_or_else(|| format!("{at}.argument.{key}: unknown priority argument"))?;
+                if !is_valid_custom_name(&entry.name) {
+                    return Err(format!(
+                        "{at}: name: a custom priority name must be letters, digits and inner '-' only"
+                    ));
+                }
+                build
+            }
+            (None, None) => {
+                let known: Vec<_> = priorities::PRIORITIES.iter().map(|(n, ..)| *n).collect();
+                return Err(format!("{at}: unknown priority; this version knows {}", known.join(", ")));
+            }
+        };
+        let args = PriorityArgs {
+            name: &entry.name,
+            argument: argument.map(|(_, v)| v),
+            hard_pod_affinity_symmetric_weight: hard_weight,
+        };
+        let priority = build(&args).map_err(|e| format!("{at}: {e}"))?;
+        out.push(WeightedPriority { priority, weight: entry.weight });
+    }
+    Ok(out)
 }
 
 /// The predicate an entry names. A named kind must get exactly the argument it needs; an entry with
@@ -380,7 +467,15 @@ mod tests {
             (r#"{"kind":"Pod","apiVersion":"v1"}"#, "policy.json: kind: must be \"Policy\", found Some(\"Pod\")"),
             (r#"{"kind":"Policy"}"#, "policy.json: apiVersion: must be \"v1\", found None"),
             (&format!(r#"{{{HEAD},"hardPodAffinitySymmetricWeight":101}}"#), "policy.json: hardPodAffinitySymmetricWeight: must be in the range 0-100, found 101"),
-            (&format!(r#"{{{HEAD},"priorities":[{{"name":"LeastRequestedPriority","weight":1}}]}}"#), "policy.json: priorities[0] (\"LeastRequestedPriority\"): this version serves no /prioritize verb"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"MostRequested","weight":1}}]}}"#), "policy.json: priorities[0] (\"MostRequested\"): unknown priority; this version knows SelectorSpreadPriority,"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"EqualPriority","weight":0}}]}}"#), "policy.json: priorities[0] (\"EqualPriority\").weight: must be a positive integer, found 0"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"EqualPriority","weight":-2}}]}}"#), "policy.json: priorities[0] (\"EqualPriority\").weight: must be a positive integer, found -2"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"EqualPriority"}}]}}"#), "policy.json: priorities[0]: missing field `weight`"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"EqualPriority","weight":1}},{{"name":"EqualPriority","weight":2}}]}}"#), "policy.json: priorities[1] (\"EqualPriority\"): listed twice"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"EqualPriority","weight":1,"argument":{{"labelPreference":{{"label":"a","presence":true}}}}}}]}}"#), "policy.json: priorities[0] (\"EqualPriority\").argument.labelPreference: EqualPriority takes no such argument"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"Custom","weight":1,"argument":{{"bogus":{{}}}}}}]}}"#), "policy.json: priorities[0] (\"Custom\").argument.bogus: unknown priority argument"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"Custom","weight":1,"argument":{{"labelPreference":{{}},"serviceAntiAffinity":{{}}}}}}]}}"#), "policy.json: priorities[0] (\"Custom\").argument: must hold exactly one of requestedToCapacityRatioArguments, labelPreference, serviceAntiAffinity"),
+            (&format!(r#"{{{HEAD},"priorities":[{{"name":"EqualPriority","weight":9223372036854775807}}]}}"#), "policy.json: priorities[0] (\"EqualPriority\").weight: the weights add up to more than the scores can hold"),
             (&format!(r#"{{{HEAD},"predicates":[{{"name":"zone label!","argument":{{"labelsPresence":{{"labels":["a"],"presence":true}}}}}}]}}"#), "policy.json: predicates[0] (\"zone label!\"): name: a custom predicate name must be letters, digits and inner '-' only"),
             ("{\"kind\":", "policy.json: kind: EOF while parsing a value at line 1 column 8"),
         ];

@@ -188,7 +188,7 @@ mod tests {
         for s in services {
             snapshot.upsert(ClusterObject::Service(s));
         }
-        let plan = Plan { predicates: vec![Arc::new(predicate)], always_check_all: false };
+        let plan = Plan { predicates: vec![Arc::new(predicate)], ..Plan::default() };
         let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
         snapshot
             .node_names()
@@ -423,7 +423,7 @@ mod tests {
     fn fitting_nodes_do_not_allocate_reasons() {
         let mut snapshot = Snapshot::build(nodes(), [web("old").node("n1").build()]);
         snapshot.upsert(ClusterObject::Service(web_service()));
-        let plan = Plan { predicates: vec![Arc::new(zone_predicate())], always_check_all: false };
+        let plan = Plan { predicates: vec![Arc::new(zone_predicate())], ..Plan::default() };
         let ctx = PodContext::for_request(web("p").build(), &ClusterView::of(&snapshot), &plan);
         let mut reasons = Vec::new();
         zone_predicate().check(&ctx, &snapshot.node_info("n3").unwrap(), &mut reasons);

@@ -371,7 +371,7 @@ mod tests {
     }
 
     fn plan() -> Plan {
-        Plan { predicates: vec![Arc::new(EvenPodsSpread)], always_check_all: false }
+        Plan { predicates: vec![Arc::new(EvenPodsSpread)], ..Plan::default() }
     }
 
     /// The reasons of every node, by name, as the engine finds them (state computed per request,

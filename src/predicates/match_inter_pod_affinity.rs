@@ -739,7 +739,7 @@ mod tests {
     }
 
     fn plan() -> Plan {
-        Plan { predicates: vec![Arc::new(MatchInterPodAffinity)], always_check_all: false }
+        Plan { predicates: vec![Arc::new(MatchInterPodAffinity)], ..Plan::default() }
     }
 
     /// Pass 1 of the double pass sees the nominated pods; pass 2 must hold without them.

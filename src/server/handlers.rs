@@ -14,11 +14,12 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::value::RawValue;
 
-use crate::engine::{CancelFlag, Candidate, FilterJob, Verdict};
+use crate::engine::{CancelFlag, Cancelled, Candidate, Evaluator, RequestJob, Verdict};
 use crate::server::body::read_body;
 use crate::server::AppState;
 use crate::wire::{
-    Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, NodeListOut,
+    Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority,
+    NodeListOut,
 };
 
 /// Cancels the node evaluation when the handler is dropped: the client went away.
@@ -37,19 +38,20 @@ fn filter_error(status: StatusCode, message: &str) -> Response {
 /// The message for a node the cluster model does not know.
 pub const UNKNOWN_NODE: &str = "node is not in the extender's cluster cache yet";
 
-pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
-        Ok(b) => b,
-        Err(e) => return filter_error(e.status, &format!("ExtenderArgs: {}", e.message)),
-    };
-    let args = match ExtenderArgs::decode(&bytes) {
-        Ok(a) => a,
-        Err(e) => {
-            tracing::info!(verb = "filter", error = %e, "rejected a malformed request");
-            return filter_error(StatusCode::BAD_REQUEST, &e.to_string());
-        }
-    };
+/// A decoded filter or prioritize request, with its candidates resolved against the model.
+struct Prepared<'a> {
+    pod_key: String,
+    job: Arc<RequestJob>,
+    /// The request's `Nodes`: list metadata and each node's bytes (`None` in `NodeNames` mode).
+    request_nodes: Option<(Option<&'a RawValue>, Vec<&'a RawValue>)>,
+}
+
+/// Decodes `ExtenderArgs` and resolves the candidates; `Err` is the status and message to answer.
+fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared<'a>, (StatusCode, String)> {
+    let args = ExtenderArgs::decode(bytes).map_err(|e| {
+        tracing::info!(verb, error = %e, "rejected a malformed request");
+        (StatusCode::BAD_REQUEST, e.to_string())
+    })?;
     let pod_key = args.pod.key();
     let snapshot = state.store.snapshot();
     let (candidates, request_nodes) = match args.nodes {
@@ -71,36 +73,60 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
             (candidates, Some((list.metadata, raws)))
         }
     };
-    let node_count = candidates.len();
-    let cancel = CancelFlag::new();
-    let _cancel_on_drop = CancelOnDrop(cancel.clone());
-    let job = FilterJob {
+    let job = RequestJob {
         plan: Arc::clone(&state.plan),
         pod: args.pod,
         snapshot,
         candidates,
         from_request_nodes: request_nodes.is_some(),
-        cancel,
+        cancel: CancelFlag::new(),
     };
-    let job = Arc::new(job);
-    let running = Arc::clone(&job);
-    let rx = state.evaluator.spawn(move |ev| running.run(ev));
+    Ok(Prepared { pod_key, job: Arc::new(job), request_nodes })
+}
 
-    let verdicts = match tokio::time::timeout(state.request_timeout, rx).await {
-        Ok(Ok(Ok(v))) => v,
-        Ok(Ok(Err(_))) | Ok(Err(_)) => {
-            return filter_error(StatusCode::OK, "the node evaluation was cancelled before it finished");
-        }
+/// Runs `work` on the evaluator's pool within the request deadline, cancelling it when the deadline
+/// passes or the client goes away (this future is dropped). `Err` is the message to answer.
+async fn run_on_pool<R: Send + 'static>(
+    state: &AppState,
+    verb: &str,
+    prepared: &Prepared<'_>,
+    work: impl FnOnce(&RequestJob, &Evaluator) -> Result<R, Cancelled> + Send + 'static,
+) -> Result<R, String> {
+    let _cancel_on_drop = CancelOnDrop(prepared.job.cancel.clone());
+    let job = Arc::clone(&prepared.job);
+    let rx = state.evaluator.spawn(move |ev| work(&job, ev));
+    match tokio::time::timeout(state.request_timeout, rx).await {
+        Ok(Ok(Ok(v))) => Ok(v),
+        Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
         Err(_elapsed) => {
-            job.cancel.cancel();
-            let message = format!(
-                "the filter of pod {pod_key} over {node_count} nodes did not finish within the request timeout of {}",
+            prepared.job.cancel.cancel();
+            let nodes = prepared.job.candidates.len();
+            tracing::warn!(verb, pod = %prepared.pod_key, nodes, "request timed out");
+            Err(format!(
+                "the {verb} of pod {} over {nodes} nodes did not finish within the request timeout of {}",
+                prepared.pod_key,
                 humantime::format_duration(state.request_timeout)
-            );
-            tracing::warn!(verb = "filter", pod = %pod_key, nodes = node_count, "request timed out");
-            return filter_error(StatusCode::OK, &message);
+            ))
         }
+    }
+}
+
+pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return filter_error(e.status, &format!("ExtenderArgs: {}", e.message)),
     };
+    let prepared = match prepare(&state, "filter", &bytes) {
+        Ok(p) => p,
+        Err((status, message)) => return filter_error(status, &message),
+    };
+    let verdicts = match run_on_pool(&state, "filter", &prepared, |job, ev| job.filter(ev)).await {
+        Ok(v) => v,
+        Err(message) => return filter_error(StatusCode::OK, &message),
+    };
+    let Prepared { pod_key, job, request_nodes } = prepared;
+    let node_count = job.candidates.len();
 
     let mut result = ExtenderFilterResult::default();
     let mut feasible_names = Vec::new();
@@ -177,4 +203,45 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         "bound"
     );
     (StatusCode::OK, Json(result)).into_response()
+}
+
+/// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no
+/// `Error` field, so a request that cannot be scored is answered with a non-200 status and
+/// `{"Error": ...}` (kube-scheduler then scores without this extender).
+pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    let error =
+        |status: StatusCode, message: &str| (status, Json(ExtenderBindingResult::error(message))).into_response();
+    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return error(e.status, &format!("ExtenderArgs: {}", e.message)),
+    };
+    let prepared = match prepare(&state, "prioritize", &bytes) {
+        Ok(p) => p,
+        Err((status, message)) => return error(status, &message),
+    };
+    let scores = match run_on_pool(&state, "prioritize", &prepared, |job, ev| job.prioritize(ev)).await {
+        Ok(s) => s,
+        Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
+    };
+    let list: Vec<HostPriority> = prepared
+        .job
+        .candidates
+        .iter()
+        .zip(scores)
+        .map(|(c, score)| {
+            if let Candidate::Unknown(name) = c {
+                tracing::info!(verb = "prioritize", node = %name, "node is not in the cluster cache yet: score 0");
+            }
+            HostPriority { host: c.name().to_string(), score }
+        })
+        .collect();
+    tracing::info!(
+        verb = "prioritize",
+        pod = %prepared.pod_key,
+        nodes = list.len(),
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "prioritized"
+    );
+    (StatusCode::OK, Json(list)).into_response()
 }

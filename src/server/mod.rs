@@ -106,6 +106,7 @@ pub enum StartError {
 pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
     Router::new()
         .route(&format!("{prefix}/filter"), post(handlers::filter))
+        .route(&format!("{prefix}/prioritize"), post(handlers::prioritize))
         .route(&format!("{prefix}/bind"), post(handlers::bind))
         .with_state(state)
 }
@@ -147,7 +148,12 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         PolicySource::File(path) => load_policy(&path)?,
         PolicySource::Plan(plan) => plan,
     };
-    tracing::info!(predicates = ?plan.predicate_names(), always_check_all = plan.always_check_all, "predicate plan");
+    tracing::info!(
+        predicates = ?plan.predicate_names(),
+        always_check_all = plan.always_check_all,
+        priorities = ?plan.priority_names(),
+        "plan"
+    );
     let evaluator =
         Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
     let store = Arc::new(ClusterStore::new(snapshot));

@@ -207,6 +207,15 @@ fn add_object<'de, D: serde::Deserializer<'de>>(
             out.others.push(ClusterObject::StorageClass(decode(de).map_err(|e| object_error(file, &location, e))?))
         }
         "CSINode" => out.others.push(ClusterObject::CSINode(decode(de).map_err(|e| object_error(file, &location, e))?)),
+        "ReplicaSet" => {
+            out.others.push(ClusterObject::ReplicaSet(decode(de).map_err(|e| object_error(file, &location, e))?))
+        }
+        "ReplicationController" => out
+            .others
+            .push(ClusterObject::ReplicationController(decode(de).map_err(|e| object_error(file, &location, e))?)),
+        "StatefulSet" => {
+            out.others.push(ClusterObject::StatefulSet(decode(de).map_err(|e| object_error(file, &location, e))?))
+        }
         other => *out.skipped.entry(other.to_string()).or_default() += 1,
     }
     Ok(())

@@ -1,0 +1,123 @@
+//! Scoring: every priority of the plan scores every candidate on the evaluator, is normalised over
+//! the candidates, and the weighted scores combine as floor(sum(weight * score) / sum(weight)).
+
+use crate::engine::evaluator::{CancelFlag, Cancelled, Evaluator};
+use crate::engine::view::ClusterView;
+use crate::engine::{Candidate, PodContext};
+use crate::policy::Plan;
+use crate::priorities::clamp;
+
+/// The combined 0..=10 score of each candidate, in candidate order. Nodes the model does not know
+/// score 0 and take no part in normalisation.
+pub fn prioritize(
+    evaluator: &Evaluator,
+    plan: &Plan,
+    pod: &PodContext,
+    view: &ClusterView<'_>,
+    candidates: &[Candidate],
+    cancel: &CancelFlag,
+) -> Result<Vec<i64>, Cancelled> {
+    let mut combined = vec![0i64; candidates.len()];
+    let total_weight: i64 = plan.priorities.iter().map(|p| p.weight).sum();
+    if total_weight == 0 {
+        return Ok(combined);
+    }
+    for weighted in &plan.priorities {
+        let scorer = weighted.priority.prepare(pod, view);
+        let raw = evaluator.map(candidates, cancel, |c| match c {
+            Candidate::Known(node, _) => Some(scorer.score(pod, node)),
+            Candidate::Unknown(_) => None,
+        })?;
+        let mut known: Vec<i64> = raw.iter().flatten().copied().collect();
+        scorer.normalize(&mut known);
+        let mut known = known.into_iter();
+        for (slot, r) in combined.iter_mut().zip(&raw) {
+            if r.is_some() {
+                *slot += weighted.weight * clamp(known.next().unwrap_or(0));
+            }
+        }
+    }
+    for score in &mut combined {
+        *score /= total_weight;
+    }
+    Ok(combined)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    use crate::cluster::{NodeInfo, Snapshot};
+    use crate::policy::WeightedPriority;
+    use crate::priorities::{Priority, Scorer};
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    /// Scores a node by the number in its name ("n7" -> 7), normalised to the maximum if asked.
+    #[derive(Debug, Clone)]
+    struct ByName(bool);
+
+    impl Priority for ByName {
+        fn name(&self) -> &str {
+            "ByName"
+        }
+        fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+            Box::new(self.clone())
+        }
+    }
+
+    impl Scorer for ByName {
+        fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
+            node.name()[1..].parse().unwrap_or(0)
+        }
+        fn normalize(&self, scores: &mut [i64]) {
+            if self.0 {
+                crate::priorities::normalize_to_max(scores);
+            }
+        }
+    }
+
+    fn run(priorities: Vec<(ByName, i64)>, names: &[&str], parallelism: usize) -> Vec<i64> {
+        let nodes: Vec<_> = names.iter().filter(|n| **n != "unknown").map(|n| NodeBuilder::new(n).build()).collect();
+        let snapshot = Snapshot::build(nodes, []);
+        let candidates: Vec<Candidate> = names
+            .iter()
+            .map(|n| match snapshot.candidate(n) {
+                Some((node, nominated)) => Candidate::Known(node, nominated),
+                None => Candidate::Unknown(n.to_string()),
+            })
+            .collect();
+        let plan = Plan {
+            priorities: priorities
+                .into_iter()
+                .map(|(p, weight)| WeightedPriority { priority: Arc::new(p) as Arc<dyn Priority>, weight })
+                .collect(),
+            ..Plan::default()
+        };
+        let pod = PodContext::new(PodBuilder::new("p").build());
+        let ev = Evaluator::new(parallelism).unwrap();
+        prioritize(&ev, &plan, &pod, &ClusterView::of(&snapshot), &candidates, &CancelFlag::new()).unwrap()
+    }
+
+    #[test]
+    fn weighted_floor_average_in_candidate_order() {
+        // raw 2, 4, 8; normalised to max: 2, 5, 10. (1*raw + 3*normalised) / 4, floored.
+        let got = run(vec![(ByName(false), 1), (ByName(true), 3)], &["n2", "n4", "n8"], 4);
+        assert_eq!(got, [(2 + 3 * 2) / 4, (4 + 3 * 5) / 4, (8 + 3 * 10) / 4]);
+    }
+
+    #[test]
+    fn scores_are_clamped_to_the_protocols_range() {
+        assert_eq!(run(vec![(ByName(false), 1)], &["n3", "n42"], 1), [3, 10]);
+    }
+
+    #[test]
+    fn unknown_nodes_score_zero_and_stay_out_of_normalisation() {
+        assert_eq!(run(vec![(ByName(true), 1)], &["n5", "unknown", "n10"], 2), [5, 0, 10]);
+    }
+
+    #[test]
+    fn no_priorities_score_zero() {
+        assert_eq!(run(vec![], &["n5", "n10"], 2), [0, 0]);
+    }
+}
