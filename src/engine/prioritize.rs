@@ -121,3 +121,36 @@ mod tests {
         assert_eq!(run(vec![], &["n5", "n10"], 2), [0, 0]);
     }
 }
+
+#[cfg(test)]
+mod scale_tests {
+    use super::*;
+    use crate::cluster::Snapshot;
+    use crate::testing::generate::{app_pod, generate, node_name, ClusterSpec, Rng};
+
+    #[test]
+    fn parallelism_1_and_16_give_identical_scores_on_5000_nodes() {
+        let spec = ClusterSpec { nodes: 5000, pods_per_node: 4, ..ClusterSpec::default() };
+        let (nodes, pods) = generate(&spec);
+        let snapshot = Snapshot::build(nodes, pods);
+        let mut names: Vec<String> = (0..spec.nodes).map(node_name).collect();
+        names.reverse(); // request order, not the snapshot's, must be kept
+        let candidates: Vec<Candidate> = names
+            .iter()
+            .map(|n| {
+                let (node, nominated) = snapshot.candidate(n).unwrap();
+                Candidate::Known(node, nominated)
+            })
+            .collect();
+        let plan = Plan::default_plan();
+        assert!(!plan.priorities.is_empty());
+        let pod = PodContext::new(app_pod(&mut Rng::new(3), "incoming", "app-7", "", true));
+        let view = ClusterView::of(&snapshot);
+        let serial =
+            prioritize(&Evaluator::new(1).unwrap(), &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
+        let parallel =
+            prioritize(&Evaluator::new(16).unwrap(), &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
+        assert_eq!(serial, parallel);
+        assert!(serial.iter().all(|s| (0..=10).contains(s)));
+    }
+}
