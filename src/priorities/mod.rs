@@ -23,6 +23,7 @@ pub mod requested_to_capacity_ratio;
 pub mod selector_spread;
 pub mod service_anti_affinity;
 pub mod service_spreading;
+pub mod spreading;
 pub mod taint_toleration;
 
 /// The highest score a priority gives (`MaxPriority`, and the extender protocol's
