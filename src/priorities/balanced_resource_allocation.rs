@@ -1,10 +1,168 @@
-//! SKELETON: not implemented yet; `build` refuses, so a Policy naming it gets a startup error and
-//! the default set leaves it out.
+//! BalancedResourceAllocation: favours nodes whose cpu and memory would be used in the same
+//! proportion, as upstream's `BalancedResourceAllocationMap` (kube-scheduler 1.14-1.17,
+//! pkg/scheduler/algorithm/priorities/balanced_resource_allocation.go):
+//! `cpuFraction = requested / allocatable` (1 when allocatable is 0), the same for memory; 0 when
+//! either fraction is >= 1, else `int64((1 - |cpuFraction - memoryFraction|) * 10)` in floating
+//! point, truncated. `requested` is the node's non-zero requests plus the pod's.
+//!
+//! Volumes are not counted: upstream adds a volume fraction (and switches to the variance of the
+//! three fractions) only behind the `BalanceAttachedNodeVolumes` feature gate, which is alpha and
+//! off by default in every version this follows (1.14-1.17), so the default behaviour is the
+//! cpu/memory formula above.
 
 use std::sync::Arc;
 
-use crate::priorities::{Priority, PriorityArgs};
+use crate::cluster::NodeInfo;
+use crate::engine::view::ClusterView;
+use crate::engine::PodContext;
+use crate::priorities::resource_allocation::cpu_and_memory;
+use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    Err("is not implemented in this version".to_string())
+#[derive(Debug, Clone)]
+pub struct BalancedResourceAllocation;
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+    if args.argument.is_some() {
+        return Err("argument: BalancedResourceAllocation takes none".to_string());
+    }
+    Ok(Arc::new(BalancedResourceAllocation))
+}
+
+/// Upstream's `fractionOfCapacity`.
+fn fraction_of_capacity(requested: i64, capacity: i64) -> f64 {
+    if capacity == 0 {
+        return 1.0;
+    }
+    requested as f64 / capacity as f64
+}
+
+/// Upstream's `balancedResourceScorer` without volumes.
+pub fn balanced_score(cpu: i64, cpu_capacity: i64, memory: i64, memory_capacity: i64) -> i64 {
+    let cpu_fraction = fraction_of_capacity(cpu, cpu_capacity);
+    let memory_fraction = fraction_of_capacity(memory, memory_capacity);
+    if cpu_fraction >= 1.0 || memory_fraction >= 1.0 {
+        // Requested >= capacity: never prefer the node.
+        return 0;
+    }
+    let diff = (cpu_fraction - memory_fraction).abs();
+    ((1.0 - diff) * MAX_PRIORITY as f64) as i64
+}
+
+impl Priority for BalancedResourceAllocation {
+    fn name(&self) -> &str {
+        "BalancedResourceAllocation"
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+        Box::new(BalancedResourceAllocation)
+    }
+}
+
+impl Scorer for BalancedResourceAllocation {
+    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
+        let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
+        balanced_score(cpu, cpu_capacity, memory, memory_capacity)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::{Node, Pod};
+    use crate::priorities::resource_allocation::test_support::scores;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    fn node(name: &str, cpu: &str, memory: &str) -> Node {
+        NodeBuilder::new(name).alloc(&[("cpu", cpu), ("memory", memory)]).build()
+    }
+
+    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
+        PodBuilder::new(name).node(node).req(requests).build()
+    }
+
+    #[test]
+    fn scores_follow_the_fraction_difference() {
+        struct Case {
+            name: &'static str,
+            pod: Pod,
+            nodes: Vec<Node>,
+            placed: Vec<Pod>,
+            want: Vec<i64>,
+        }
+        let cases = vec![
+            Case {
+                // a: cpu 3000/4000 = 0.75, memory 5000/10000 = 0.5: (1 - 0.25) * 10 = 7.5 -> 7.
+                // b: cpu 3000/6000 = 0.5, memory 0.5: 10.
+                name: "differently sized nodes",
+                pod: PodBuilder::new("p").req(&[("cpu", "3"), ("memory", "5000")]).build(),
+                nodes: vec![node("a", "4", "10000"), node("b", "6", "10000")],
+                placed: vec![],
+                want: vec![7, 10],
+            },
+            Case {
+                // The pod asks for nothing: it counts 100m and 200Mi.
+                // a: cpu (400+100)/1000 = 0.5, memory (312+200)Mi/1Gi = 0.5: 10.
+                // b: cpu 100/1000 = 0.1, memory 200/1024 = 0.1953125: diff 0.0953125,
+                //    (1 - 0.0953125) * 10 = 9.046875 -> 9.
+                // c: cpu (1900+100)/4000 = 0.5, memory (1 byte + 200Mi)/1Gi = 0.1953125009: diff
+                //    0.3046874991, (1 - diff) * 10 = 6.953125009 -> 6.
+                name: "non-zero requests",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi"), node("b", "1", "1Gi"), node("c", "4", "1Gi")],
+                placed: vec![
+                    on("a", "x", &[("cpu", "400m"), ("memory", "312Mi")]),
+                    on("c", "y", &[("cpu", "1900m"), ("memory", "1")]),
+                ],
+                want: vec![10, 9, 6],
+            },
+            Case {
+                // a: cpu (900+100)/1000 = 1: fraction >= 1, 0.
+                // b: memory (900+200)Mi/1Gi > 1: 0.
+                // c: cpu allocatable 0: fraction 1, 0.
+                // d: cpu (400+100)/1000 = 0.5, memory (824+200)Mi/1Gi = 1: 0 although cpu is half used.
+                name: "full, over and without capacity",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi"), node("b", "1", "1Gi"), node("c", "0", "1Gi"), node("d", "1", "1Gi")],
+                placed: vec![
+                    on("a", "x", &[("cpu", "900m"), ("memory", "1Mi")]),
+                    on("b", "y", &[("cpu", "1m"), ("memory", "900Mi")]),
+                    on("d", "z", &[("cpu", "400m"), ("memory", "824Mi")]),
+                ],
+                want: vec![0, 0, 0, 0],
+            },
+        ];
+        let priority = build(&PriorityArgs {
+            name: "BalancedResourceAllocation",
+            argument: None,
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap();
+        for c in cases {
+            assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn balanced_score_edges() {
+        assert_eq!(balanced_score(0, 0, 0, 10), 0);
+        assert_eq!(balanced_score(0, 10, 0, 10), 10);
+        // Floating point as upstream's: 1 - 0.9 is 0.09999999999999998, times 10 truncates to 0;
+        // 1 - 0.8 is 0.19999999999999996, times 10 truncates to 1.
+        assert_eq!(balanced_score(9, 10, 0, 10), 0);
+        assert_eq!(balanced_score(8, 10, 0, 10), 1);
+        // 0.3 - 0.1 is 0.19999999999999998 in floating point; (1 - it) * 10 is 8.000000000000002.
+        assert_eq!(balanced_score(3, 10, 1, 10), 8);
+    }
+
+    #[test]
+    fn rejects_an_argument() {
+        let arg = serde_json::json!({});
+        let err = build(&PriorityArgs {
+            name: "BalancedResourceAllocation",
+            argument: Some(&arg),
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap_err();
+        assert_eq!(err, "argument: BalancedResourceAllocation takes none");
+    }
 }

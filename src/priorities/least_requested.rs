@@ -1,10 +1,152 @@
-//! SKELETON: not implemented yet; `build` refuses, so a Policy naming it gets a startup error and
-//! the default set leaves it out.
+//! LeastRequestedPriority: favours nodes with the most room left, as upstream's
+//! `LeastRequestedPriorityMap` (kube-scheduler 1.14-1.17, pkg/scheduler/algorithm/priorities/
+//! least_requested.go): for cpu and memory, `(capacity - requested) * 10 / capacity` (integer
+//! division), 0 when the capacity is 0 or the requests exceed it; the score is the integer mean
+//! of the two. `requested` is the node's non-zero requests plus the pod's (see
+//! [`resource_allocation`](super::resource_allocation)); capacity is the node's allocatable.
 
 use std::sync::Arc;
 
-use crate::priorities::{Priority, PriorityArgs};
+use crate::cluster::NodeInfo;
+use crate::engine::view::ClusterView;
+use crate::engine::PodContext;
+use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
+use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    Err("is not implemented in this version".to_string())
+#[derive(Debug, Clone)]
+pub struct LeastRequested;
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+    if args.argument.is_some() {
+        return Err("argument: LeastRequestedPriority takes none".to_string());
+    }
+    Ok(Arc::new(LeastRequested))
+}
+
+/// Upstream's `leastRequestedScore`: the unused share of the capacity on a 0..=10 scale.
+pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    mul_div(capacity - requested, MAX_PRIORITY, capacity)
+}
+
+impl Priority for LeastRequested {
+    fn name(&self) -> &str {
+        "LeastRequestedPriority"
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+        Box::new(LeastRequested)
+    }
+}
+
+impl Scorer for LeastRequested {
+    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
+        let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
+        (least_requested_score(cpu, cpu_capacity) + least_requested_score(memory, memory_capacity)) / 2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::{Node, Pod};
+    use crate::priorities::resource_allocation::test_support::scores;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    fn node(name: &str, cpu: &str, memory: &str) -> Node {
+        NodeBuilder::new(name).alloc(&[("cpu", cpu), ("memory", memory)]).build()
+    }
+
+    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
+        PodBuilder::new(name).node(node).req(requests).build()
+    }
+
+    #[test]
+    fn scores_follow_least_requested_score() {
+        struct Case {
+            name: &'static str,
+            pod: Pod,
+            nodes: Vec<Node>,
+            placed: Vec<Pod>,
+            want: Vec<i64>,
+        }
+        let cases = vec![
+            Case {
+                // cpu (4000-3000)*10/4000 = 2 (2.5), memory (10000-5000)*10/10000 = 5: (2+5)/2 = 3.
+                // cpu (6000-3000)*10/6000 = 5, memory 5: (5+5)/2 = 5.
+                name: "differently sized nodes",
+                pod: PodBuilder::new("p").req(&[("cpu", "3"), ("memory", "5000")]).build(),
+                nodes: vec![node("a", "4", "10000"), node("b", "6", "10000")],
+                placed: vec![],
+                want: vec![3, 5],
+            },
+            Case {
+                // The pod asks for nothing: it counts 100m and 200Mi.
+                // a: cpu 400+100 = 500 of 1000: 500*10/1000 = 5; memory 312Mi+200Mi = 512Mi of
+                //    1Gi: 512*10/1024 = 5; (5+5)/2 = 5.
+                // b: empty: cpu 900*10/1000 = 9, memory 824*10/1024 = 8 (8.05); (9+8)/2 = 8.
+                name: "non-zero requests of a pod that asks for nothing",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi"), node("b", "1", "1Gi")],
+                placed: vec![on("a", "x", &[("cpu", "400m"), ("memory", "312Mi")])],
+                want: vec![5, 8],
+            },
+            Case {
+                // A placed pod without requests counts 100m / 200Mi on its node too.
+                // a: cpu 100+100 = 200 of 1000: 800*10/1000 = 8; memory 200Mi+200Mi of 1Gi:
+                //    624*10/1024 = 6 (6.09); (8+6)/2 = 7.
+                name: "non-zero requests of placed pods",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi")],
+                placed: vec![on("a", "x", &[])],
+                want: vec![7],
+            },
+            Case {
+                // a: cpu 1000+100 = 1100 > 1000: 0; memory 256Mi+200Mi = 456Mi: 568*10/1024 = 5
+                //    (5.5); (0+5)/2 = 2.
+                // b: cpu 900+100 = 1000 = capacity: 0*10/1000 = 0; memory the same 5; (0+5)/2 = 2.
+                // c: cpu capacity 0: 0; memory 200Mi of 1Gi: 824*10/1024 = 8; (0+8)/2 = 4.
+                name: "over, at and without capacity",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi"), node("b", "1", "1Gi"), node("c", "0", "1Gi")],
+                placed: vec![
+                    on("a", "x", &[("cpu", "1"), ("memory", "256Mi")]),
+                    on("b", "y", &[("cpu", "900m"), ("memory", "256Mi")]),
+                ],
+                want: vec![2, 2, 4],
+            },
+        ];
+        let priority = build(&PriorityArgs {
+            name: "LeastRequestedPriority",
+            argument: None,
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap();
+        for c in cases {
+            assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn least_requested_score_edges() {
+        assert_eq!(least_requested_score(0, 0), 0);
+        assert_eq!(least_requested_score(0, 7), 10);
+        assert_eq!(least_requested_score(8, 7), 0);
+        assert_eq!(least_requested_score(7, 7), 0);
+        assert_eq!(least_requested_score(1, i64::MAX), 9);
+    }
+
+    #[test]
+    fn rejects_an_argument() {
+        let arg = serde_json::json!({});
+        let err = build(&PriorityArgs {
+            name: "LeastRequestedPriority",
+            argument: Some(&arg),
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap_err();
+        assert_eq!(err, "argument: LeastRequestedPriority takes none");
+    }
 }

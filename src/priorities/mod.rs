@@ -20,6 +20,7 @@ pub mod node_affinity;
 pub mod node_label;
 pub mod node_prefer_avoid_pods;
 pub mod requested_to_capacity_ratio;
+pub mod resource_allocation;
 pub mod selector_spread;
 pub mod service_anti_affinity;
 pub mod service_spreading;

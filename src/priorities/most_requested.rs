@@ -1,10 +1,143 @@
-//! SKELETON: not implemented yet; `build` refuses, so a Policy naming it gets a startup error and
-//! the default set leaves it out.
+//! MostRequestedPriority: favours the fullest nodes (bin packing), as upstream's
+//! `MostRequestedPriorityMap` (kube-scheduler 1.14-1.17, pkg/scheduler/algorithm/priorities/
+//! most_requested.go): for cpu and memory, `requested * 10 / capacity` (integer division), 0 when
+//! the capacity is 0 or the requests exceed it (upstream 1.14-1.17 scores an overcommitted
+//! resource 0, not 10; later versions clamp it to the capacity); the score is the integer mean of
+//! the two. `requested` is the node's non-zero requests plus the pod's; capacity is the node's
+//! allocatable.
 
 use std::sync::Arc;
 
-use crate::priorities::{Priority, PriorityArgs};
+use crate::cluster::NodeInfo;
+use crate::engine::view::ClusterView;
+use crate::engine::PodContext;
+use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
+use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    Err("is not implemented in this version".to_string())
+#[derive(Debug, Clone)]
+pub struct MostRequested;
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+    if args.argument.is_some() {
+        return Err("argument: MostRequestedPriority takes none".to_string());
+    }
+    Ok(Arc::new(MostRequested))
+}
+
+/// Upstream's `mostRequestedScore`: the used share of the capacity on a 0..=10 scale.
+pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
+    if capacity == 0 || requested > capacity {
+        return 0;
+    }
+    mul_div(requested, MAX_PRIORITY, capacity)
+}
+
+impl Priority for MostRequested {
+    fn name(&self) -> &str {
+        "MostRequestedPriority"
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+        Box::new(MostRequested)
+    }
+}
+
+impl Scorer for MostRequested {
+    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
+        let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
+        (most_requested_score(cpu, cpu_capacity) + most_requested_score(memory, memory_capacity)) / 2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::{Node, Pod};
+    use crate::priorities::resource_allocation::test_support::scores;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    fn node(name: &str, cpu: &str, memory: &str) -> Node {
+        NodeBuilder::new(name).alloc(&[("cpu", cpu), ("memory", memory)]).build()
+    }
+
+    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
+        PodBuilder::new(name).node(node).req(requests).build()
+    }
+
+    #[test]
+    fn scores_follow_most_requested_score() {
+        struct Case {
+            name: &'static str,
+            pod: Pod,
+            nodes: Vec<Node>,
+            placed: Vec<Pod>,
+            want: Vec<i64>,
+        }
+        let cases = vec![
+            Case {
+                // a: cpu 3000*10/4000 = 7 (7.5), memory 5000*10/10000 = 5: (7+5)/2 = 6.
+                // b: cpu 3000*10/6000 = 5, memory 5: (5+5)/2 = 5.
+                name: "differently sized nodes",
+                pod: PodBuilder::new("p").req(&[("cpu", "3"), ("memory", "5000")]).build(),
+                nodes: vec![node("a", "4", "10000"), node("b", "6", "10000")],
+                placed: vec![],
+                want: vec![6, 5],
+            },
+            Case {
+                // The pod asks for nothing: it counts 100m and 200Mi.
+                // a: cpu 600+100 = 700 of 1000: 7; memory 312Mi+200Mi = 512Mi of 1Gi:
+                //    512*10/1024 = 5; (7+5)/2 = 6.
+                // b: empty: cpu 100*10/1000 = 1, memory 200*10/1024 = 1 (1.95); (1+1)/2 = 1.
+                name: "non-zero requests",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi"), node("b", "1", "1Gi")],
+                placed: vec![on("a", "x", &[("cpu", "600m"), ("memory", "312Mi")])],
+                want: vec![6, 1],
+            },
+            Case {
+                // a: cpu 1000+100 = 1100 > 1000: 0 (not 10); memory 824Mi+200Mi = 1Gi, full:
+                //    10; (0+10)/2 = 5.
+                // b: cpu 900+100 = 1000 = capacity: 10; memory the same 10: 10.
+                // c: cpu capacity 0: 0; memory 200Mi of 1Gi: 1; (0+1)/2 = 0.
+                name: "over, at and without capacity",
+                pod: PodBuilder::new("p").req(&[]).build(),
+                nodes: vec![node("a", "1", "1Gi"), node("b", "1", "1Gi"), node("c", "0", "1Gi")],
+                placed: vec![
+                    on("a", "x", &[("cpu", "1"), ("memory", "824Mi")]),
+                    on("b", "y", &[("cpu", "900m"), ("memory", "824Mi")]),
+                ],
+                want: vec![5, 10, 0],
+            },
+        ];
+        let priority = build(&PriorityArgs {
+            name: "MostRequestedPriority",
+            argument: None,
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap();
+        for c in cases {
+            assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
+        }
+    }
+
+    #[test]
+    fn most_requested_score_edges() {
+        assert_eq!(most_requested_score(0, 0), 0);
+        assert_eq!(most_requested_score(0, 7), 0);
+        assert_eq!(most_requested_score(7, 7), 10);
+        assert_eq!(most_requested_score(8, 7), 0);
+        assert_eq!(most_requested_score(i64::MAX - 1, i64::MAX), 9);
+    }
+
+    #[test]
+    fn rejects_an_argument() {
+        let arg = serde_json::json!({});
+        let err = build(&PriorityArgs {
+            name: "MostRequestedPriority",
+            argument: Some(&arg),
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap_err();
+        assert_eq!(err, "argument: MostRequestedPriority takes none");
+    }
 }
