@@ -299,6 +299,21 @@ items:
     }
 
     #[test]
+    fn reads_the_controllers_that_select_pods() {
+        let yaml = r#"
+- {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: web-1, namespace: shop}, spec: {selector: {matchLabels: {app: web}}}}
+- {apiVersion: v1, kind: ReplicationController, metadata: {name: legacy, namespace: shop}, spec: {selector: {app: legacy}}}
+- {apiVersion: apps/v1, kind: StatefulSet, metadata: {name: db, namespace: shop}, spec: {serviceName: db, selector: {matchLabels: {app: db}}, template: {metadata: {labels: {app: db}}}}}
+"#;
+        let text = format!("apiVersion: v1\nkind: List\nitems:{yaml}");
+        let s = parse_objects("c.yaml", &text).unwrap().into_snapshot();
+        assert_eq!(s.replica_sets_in("shop").count(), 1);
+        assert_eq!(s.replication_controllers_in("shop").count(), 1);
+        assert_eq!(s.stateful_sets_in("shop").count(), 1);
+        assert_eq!(s.stateful_sets_in("other").count(), 0);
+    }
+
+    #[test]
     fn typed_lists_give_their_items_a_kind() {
         let objects = parse_objects("n.json", r#"{"kind":"NodeList","items":[{"metadata":{"name":"n1"}}]}"#).unwrap();
         assert_eq!(objects.nodes.len(), 1);
