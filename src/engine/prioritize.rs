@@ -23,7 +23,7 @@ pub fn prioritize(
         return Ok(combined);
     }
     for weighted in &plan.priorities {
-        let scorer = weighted.priority.prepare(pod, view);
+        let scorer = weighted.priority.prepare(pod, view, candidates);
         let raw = evaluator.map(candidates, cancel, |c| match c {
             Candidate::Known(node, _) => Some(scorer.score(pod, node)),
             Candidate::Unknown(_) => None,
@@ -61,7 +61,7 @@ mod tests {
         fn name(&self) -> &str {
             "ByName"
         }
-        fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+        fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
             Box::new(self.clone())
         }
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::resource_allocation::cpu_and_memory;
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
@@ -53,7 +53,7 @@ impl Priority for BalancedResourceAllocation {
         "BalancedResourceAllocation"
     }
 
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         Box::new(BalancedResourceAllocation)
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer};
 
 #[derive(Debug, Clone)]
@@ -22,7 +22,7 @@ impl Priority for EqualPriority {
         "EqualPriority"
     }
 
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         Box::new(EqualPriority)
     }
 }
@@ -37,6 +37,7 @@ impl Scorer for EqualPriority {
 mod tests {
     use super::*;
     use crate::cluster::Snapshot;
+    use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
 
     #[test]
@@ -44,7 +45,7 @@ mod tests {
         let snapshot =
             Snapshot::build([NodeBuilder::new("a").build(), NodeBuilder::new("b").unschedulable().build()], []);
         let ctx = PodContext::new(PodBuilder::new("p").build());
-        let scorer = EqualPriority.prepare(&ctx, &ClusterView::of(&snapshot));
+        let scorer = EqualPriority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &["a", "b"]));
         let scores: Vec<i64> = ["a", "b"].iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         assert_eq!(scores, [1, 1]);
     }

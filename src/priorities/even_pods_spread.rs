@@ -17,9 +17,9 @@
 //!   highest (at least 0), each scores `10 * (max + min - raw) / max` (integer division), or 10
 //!   everywhere when `max` is 0.
 //!
-//! The topology weights depend on the candidates, which `prepare` does not see: `score` returns
-//! the node's row in the table `prepare` builds (a cheap lookup), and `normalize`, which gets the
-//! candidates' values in order, computes the weights, the raw scores and the normalised ones.
+//! The topology weights and the bounds depend on the candidates: `prepare` gets them, counts the
+//! domains, computes every node's raw score and the candidates' `min` and `max`, so `score` only
+//! looks the node's raw score up and normalises it.
 //! A pod without `ScheduleAnyway` constraints scores 0 everywhere (upstream skips the plugin).
 
 use std::collections::HashMap;
@@ -30,10 +30,10 @@ use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::predicates::match_node_selector::matches_node_selector;
 use crate::predicates::pod_tolerates_node_taints::tolerates;
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::selectors::LabelSelector;
 
 const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
@@ -98,7 +98,7 @@ impl Priority for EvenPodsSpreadPriority {
         "EvenPodsSpreadPriority"
     }
 
-    fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>, candidates: &[Candidate]) -> Box<dyn Scorer> {
         let pod = &ctx.pod;
         let constraints: Vec<Constraint> = pod
             .spec
@@ -113,27 +113,26 @@ impl Priority for EvenPodsSpreadPriority {
         let k = constraints.len();
         let any_honors_affinity = constraints.iter().any(|c| c.honor_node_affinity);
         let any_honors_taints = constraints.iter().any(|c| c.honor_node_taints);
-        let mut table = Table {
-            rows: HashMap::new(),
-            ignored: Vec::new(),
-            slots: Vec::new(),
-            domains: (0..k).map(|_| HashMap::new()).collect(),
-            counts: vec![Vec::new(); k],
-            constraints,
-        };
+        // One row per node of the view: its slots, or `None` when it lacks a constraint's key.
+        let mut rows: HashMap<String, usize> = HashMap::new();
+        // Per row, one slot per constraint: the domain id of the node's value, or for a per-node
+        // constraint the node's own matching pods.
+        let mut slots: Vec<Option<Vec<i64>>> = Vec::new();
+        // Per constraint: topology value → domain id, and matching pods per domain id.
+        let mut domains: Vec<HashMap<String, usize>> = (0..k).map(|_| HashMap::new()).collect();
+        let mut counts: Vec<Vec<i64>> = vec![Vec::new(); k];
         let namespace = &pod.metadata.namespace;
         for node in view.nodes() {
-            table.rows.insert(node.name().to_string(), table.ignored.len());
+            rows.insert(node.name().to_string(), slots.len());
             let labels = &node.node().metadata.labels;
-            if !table.constraints.iter().all(|c| labels.contains_key(&c.topology_key)) {
-                table.ignored.push(true);
-                table.slots.extend(std::iter::repeat_n(0, k));
+            if !constraints.iter().all(|c| labels.contains_key(&c.topology_key)) {
+                slots.push(None);
                 continue;
             }
-            table.ignored.push(false);
             let affinity_ok = any_honors_affinity && matches_node_selector(ctx, &node);
             let taints_ok = any_honors_taints && tolerates_do_not_schedule_taints(pod, &node);
-            for (i, c) in table.constraints.iter().enumerate() {
+            let mut row = Vec::with_capacity(k);
+            for (i, c) in constraints.iter().enumerate() {
                 let matching = || {
                     node.pods
                         .pods()
@@ -145,23 +144,69 @@ impl Priority for EvenPodsSpreadPriority {
                 };
                 if c.per_node {
                     // Upstream counts the node's own pods in Score, whatever the policies say.
-                    table.slots.push(matching());
+                    row.push(matching());
                     continue;
                 }
                 let value = labels.get(&c.topology_key).map(String::as_str).unwrap_or_default();
-                let next = table.counts[i].len();
-                let id = *table.domains[i].entry(value.to_string()).or_insert(next);
+                let next = counts[i].len();
+                let id = *domains[i].entry(value.to_string()).or_insert(next);
                 if id == next {
-                    table.counts[i].push(0);
+                    counts[i].push(0);
                 }
-                table.slots.push(id as i64);
+                row.push(id as i64);
                 let included = (!c.honor_node_affinity || affinity_ok) && (!c.honor_node_taints || taints_ok);
                 if included {
-                    table.counts[i][id] += matching();
+                    counts[i][id] += matching();
                 }
             }
+            slots.push(Some(row));
         }
-        Box::new(table)
+
+        // The non-ignored candidates' rows (in candidate order, as upstream's map results).
+        let candidate_rows: Vec<usize> = known_nodes(candidates)
+            .filter_map(|node| rows.get(node.name()).copied())
+            .filter(|r| slots.get(*r).is_some_and(Option::is_some))
+            .collect();
+        // topologyNormalizingWeight: ln(number of the candidates' domains + 2).
+        let weights: Vec<f64> = constraints
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let size = if c.per_node {
+                    candidate_rows.len()
+                } else {
+                    let mut seen = vec![false; counts[i].len()];
+                    for row in candidate_rows.iter().filter_map(|r| slots[*r].as_ref()) {
+                        if let Some(seen) = usize::try_from(row[i]).ok().and_then(|d| seen.get_mut(d)) {
+                            *seen = true;
+                        }
+                    }
+                    seen.iter().filter(|s| **s).count()
+                };
+                ((size + 2) as f64).ln()
+            })
+            .collect();
+        let raw: Vec<Option<i64>> = slots
+            .iter()
+            .map(|row| {
+                row.as_ref().map(|row| {
+                    let mut score = 0.0;
+                    for (i, c) in constraints.iter().enumerate() {
+                        let count = if c.per_node {
+                            row[i]
+                        } else {
+                            usize::try_from(row[i]).ok().and_then(|d| counts[i].get(d)).copied().unwrap_or(0)
+                        };
+                        score += count as f64 * weights[i] + (c.max_skew - 1) as f64;
+                    }
+                    score.round() as i64
+                })
+            })
+            .collect();
+        let candidate_raw = || candidate_rows.iter().filter_map(|r| raw[*r]);
+        let min = candidate_raw().min().unwrap_or(0);
+        let max = candidate_raw().fold(0, i64::max);
+        Box::new(Spread { rows, raw, min, max })
     }
 }
 
@@ -174,87 +219,25 @@ impl Scorer for NoConstraints {
     }
 }
 
-/// What `prepare` computes: one row per node of the view.
-struct Table {
-    constraints: Vec<Constraint>,
-    /// The row of each node, by name.
+/// What `prepare` computes: every node's raw score, and the bounds over the candidates.
+struct Spread {
+    /// The row of each node of the view, by name.
     rows: HashMap<String, usize>,
-    /// Per row: the node lacks a constraint's key.
-    ignored: Vec<bool>,
-    /// Per row, one slot per constraint: the domain id of the node's value, or for a per-node
-    /// constraint the node's own matching pods.
-    slots: Vec<i64>,
-    /// Per constraint: topology value → domain id.
-    domains: Vec<HashMap<String, usize>>,
-    /// Per constraint: matching pods per domain id.
-    counts: Vec<Vec<i64>>,
+    /// Per row: the node's raw score (with the candidates' weights), `None` when it is ignored.
+    raw: Vec<Option<i64>>,
+    /// The lowest raw score of the non-ignored candidates.
+    min: i64,
+    /// The highest raw score of the non-ignored candidates, at least 0.
+    max: i64,
 }
 
-/// The value `score` gives a node the table does not know (never a candidate in practice).
-const UNKNOWN: i64 = -1;
-
-impl Table {
-    fn row(&self, value: i64) -> Option<usize> {
-        usize::try_from(value).ok().filter(|r| self.ignored.get(*r).is_some_and(|ignored| !ignored))
-    }
-}
-
-impl Scorer for Table {
-    /// The node's row: `normalize` turns it into the score.
+impl Scorer for Spread {
+    /// The node's normalised score: already 0..=10.
     fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
-        self.rows.get(node.name()).map_or(UNKNOWN, |r| *r as i64)
-    }
-
-    fn normalize(&self, scores: &mut [i64]) {
-        let k = self.constraints.len();
-        let rows: Vec<Option<usize>> = scores.iter().map(|s| self.row(*s)).collect();
-        let candidates = rows.iter().flatten().count();
-        // topologyNormalizingWeight: ln(number of the candidates' domains + 2).
-        let weights: Vec<f64> = self
-            .constraints
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let size = if c.per_node {
-                    candidates
-                } else {
-                    let mut seen = vec![false; self.counts[i].len()];
-                    for r in rows.iter().flatten() {
-                        if let Some(slot) = usize::try_from(self.slots[r * k + i]).ok().and_then(|d| seen.get_mut(d)) {
-                            *slot = true;
-                        }
-                    }
-                    seen.iter().filter(|s| **s).count()
-                };
-                ((size + 2) as f64).ln()
-            })
-            .collect();
-        let raw: Vec<Option<i64>> = rows
-            .iter()
-            .map(|r| {
-                r.map(|r| {
-                    let mut score = 0.0;
-                    for (i, c) in self.constraints.iter().enumerate() {
-                        let slot = self.slots[r * k + i];
-                        let count = if c.per_node {
-                            slot
-                        } else {
-                            usize::try_from(slot).ok().and_then(|d| self.counts[i].get(d)).copied().unwrap_or(0)
-                        };
-                        score += count as f64 * weights[i] + (c.max_skew - 1) as f64;
-                    }
-                    score.round() as i64
-                })
-            })
-            .collect();
-        let min = raw.iter().flatten().copied().min().unwrap_or(0);
-        let max = raw.iter().flatten().copied().fold(0, i64::max);
-        for (s, r) in scores.iter_mut().zip(&raw) {
-            *s = match r {
-                None => 0,
-                Some(_) if max == 0 => MAX_PRIORITY,
-                Some(r) => MAX_PRIORITY * (max + min - r) / max,
-            };
+        match self.rows.get(node.name()).and_then(|r| self.raw.get(*r)).copied().flatten() {
+            None => 0,
+            Some(_) if self.max == 0 => MAX_PRIORITY,
+            Some(raw) => MAX_PRIORITY * (self.max + self.min - raw) / self.max,
         }
     }
 }
@@ -310,11 +293,7 @@ mod tests {
     /// The normalised scores of the candidates, in order.
     fn scores(nodes: Vec<Node>, pods: Vec<Pod>, pod: Pod, candidates: &[&str]) -> Vec<i64> {
         let snapshot = Snapshot::build(nodes, pods);
-        let ctx = PodContext::new(pod);
-        let scorer = EvenPodsSpreadPriority.prepare(&ctx, &ClusterView::of(&snapshot));
-        let mut s: Vec<i64> = candidates.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
-        scorer.normalize(&mut s);
-        s
+        crate::priorities::testing::scores(&EvenPodsSpreadPriority, &PodContext::new(pod), &snapshot, candidates)
     }
 
     fn four_nodes() -> Vec<Node> {

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 const MB: i64 = 1024 * 1024;
@@ -72,7 +72,7 @@ impl Priority for ImageLocalityPriority {
         "ImageLocalityPriority"
     }
 
-    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         let mut names: Vec<String> = Vec::new();
         let containers = pod
             .pod
@@ -131,6 +131,7 @@ mod tests {
     use super::*;
     use crate::cluster::objects::{Container, Node, Pod};
     use crate::cluster::Snapshot;
+    use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::ContainerImage;
 
@@ -169,9 +170,9 @@ mod tests {
     fn scores(pod: Pod) -> Vec<i64> {
         let snapshot = cluster();
         let ctx = PodContext::new(pod);
-        let scorer = ImageLocalityPriority.prepare(&ctx, &ClusterView::of(&snapshot));
-        let mut s: Vec<i64> =
-            ["n1", "n2", "n3", "n4"].iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
+        let names = ["n1", "n2", "n3", "n4"];
+        let scorer = ImageLocalityPriority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &names));
+        let mut s: Vec<i64> = names.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         scorer.normalize(&mut s);
         s
     }
@@ -214,7 +215,7 @@ mod tests {
         // is 1: 600 -> 10 * 577 / 977 = 5.
         let snapshot = Snapshot::build([with_images("n1", &[(&["gcr.io/600:latest"], 600)])], []);
         let ctx = PodContext::new(pod(&["gcr.io/600"]));
-        let scorer = ImageLocalityPriority.prepare(&ctx, &ClusterView::of(&snapshot));
+        let scorer = ImageLocalityPriority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &["n1"]));
         assert_eq!(scorer.score(&ctx, &snapshot.node_info("n1").unwrap()), 5);
         assert_eq!(scores(pod(&["gcr.io/600:latest"])), [1, 0, 0, 0]);
     }

@@ -31,7 +31,7 @@ use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
 use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::selectors::LabelSelector;
 
@@ -206,7 +206,7 @@ impl Priority for InterPodAffinityPriority {
         "InterPodAffinityPriority"
     }
 
-    fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         let pod = &ctx.pod;
         let mut scores = TopologyScores::default();
 
@@ -281,6 +281,7 @@ impl Scorer for InterPodAffinityScorer {
 mod tests {
     use super::*;
     use crate::cluster::{ClusterObject, Snapshot};
+    use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{Affinity, Namespace, PodAffinity, PodAntiAffinity};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as K8sSelector, ObjectMeta as K8sMeta};
@@ -375,7 +376,7 @@ mod tests {
         };
         let priority = build(&args).unwrap();
         let ctx = PodContext::new(pod);
-        let scorer = priority.prepare(&ctx, &ClusterView::of(&snapshot));
+        let scorer = priority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &NODES));
         let raw: Vec<i64> = NODES.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         let mut normalized = raw.clone();
         scorer.normalize(&mut normalized);

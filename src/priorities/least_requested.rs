@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
@@ -36,7 +36,7 @@ impl Priority for LeastRequested {
         "LeastRequestedPriority"
     }
 
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         Box::new(LeastRequested)
     }
 }

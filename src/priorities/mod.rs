@@ -1,13 +1,14 @@
 //! The priority functions of `/prioritize`: one file each. A priority prepares what it needs once
-//! per request (cluster-wide counts), scores every candidate node on the evaluator (`score`, the
-//! map), and may rescale all scores to 0..=10 afterwards (`normalize`, the reduce).
+//! per request (cluster-wide counts, and what upstream counts over the candidate nodes), scores
+//! every candidate node on the evaluator (`score`, the map), and may rescale all scores to 0..=10
+//! afterwards (`normalize`, the reduce).
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 
 pub mod balanced_resource_allocation;
 pub mod equal;
@@ -36,17 +37,30 @@ pub trait Priority: Send + Sync + fmt::Debug {
     /// The name it has in the Policy file.
     fn name(&self) -> &str;
 
-    /// Prepares scoring for this pod, once per request, and returns the scorer.
-    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> Box<dyn Scorer>;
+    /// Prepares scoring for this pod, once per request, and returns the scorer. `candidates` are
+    /// the nodes being scored, in request order: what upstream computes over them (domain counts,
+    /// the highest count, per-zone sums) is computed here, over the `Known` ones only (unknown
+    /// nodes take no part in scoring); most priorities ignore them.
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>, candidates: &[Candidate]) -> Box<dyn Scorer>;
 }
 
 /// Scores the nodes of one request.
 pub trait Scorer: Send + Sync {
-    /// The score of one node: 0..=10, or a raw value that `normalize` rescales.
+    /// The score of one node: 0..=10, or a raw value that `normalize` rescales. Called per node on
+    /// the evaluator, so it should be cheap: lookups in what `prepare` computed.
     fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64;
 
-    /// Rescales the scores of all candidate nodes (in candidate order) to 0..=10.
+    /// Rescales the scores of the known candidates (in candidate order) to 0..=10; the default
+    /// keeps them as they are.
     fn normalize(&self, _scores: &mut [i64]) {}
+}
+
+/// The candidates the model knows, in order: the nodes that are scored and normalised.
+pub fn known_nodes(candidates: &[Candidate]) -> impl Iterator<Item = &NodeInfo> {
+    candidates.iter().filter_map(|c| match c {
+        Candidate::Known(node, _) => Some(node),
+        Candidate::Unknown(_) => None,
+    })
 }
 
 /// What a priority is built from: its Policy entry's name, its argument (the value under the
@@ -122,6 +136,41 @@ pub fn normalize_reversed(scores: &mut [i64]) {
     let max = scores.iter().copied().max().unwrap_or(0);
     for s in scores.iter_mut() {
         *s = if max > 0 { MAX_PRIORITY - *s * MAX_PRIORITY / max } else { MAX_PRIORITY };
+    }
+}
+
+/// Test helpers shared by the priorities' tests.
+#[cfg(test)]
+pub mod testing {
+    use super::Priority;
+    use crate::cluster::Snapshot;
+    use crate::engine::view::ClusterView;
+    use crate::engine::{Candidate, PodContext};
+
+    /// The named nodes of the snapshot as candidates, in order (each must exist).
+    pub fn candidates(snapshot: &Snapshot, names: &[&str]) -> Vec<Candidate> {
+        names
+            .iter()
+            .map(|n| {
+                let (node, nominated) = snapshot.candidate(n).unwrap_or_else(|| panic!("no node {n}"));
+                Candidate::Known(node, nominated)
+            })
+            .collect()
+    }
+
+    /// The scores of the named candidates, in order: prepared over them, scored, normalised.
+    pub fn scores(priority: &dyn Priority, ctx: &PodContext, snapshot: &Snapshot, names: &[&str]) -> Vec<i64> {
+        let candidates = candidates(snapshot, names);
+        let scorer = priority.prepare(ctx, &ClusterView::of(snapshot), &candidates);
+        let mut s: Vec<i64> = candidates
+            .iter()
+            .map(|c| match c {
+                Candidate::Known(node, _) => scorer.score(ctx, node),
+                Candidate::Unknown(_) => unreachable!(),
+            })
+            .collect();
+        scorer.normalize(&mut s);
+        s
     }
 }
 

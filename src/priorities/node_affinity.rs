@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::{normalize_to_max, Priority, PriorityArgs, Scorer};
 use crate::selectors::NodeSelectorTerms;
 
@@ -36,7 +36,7 @@ impl Priority for NodeAffinityPriority {
         "NodeAffinityPriority"
     }
 
-    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         let preferred = pod
             .pod
             .spec
@@ -70,6 +70,7 @@ mod tests {
     use super::*;
     use crate::cluster::objects::Pod;
     use crate::cluster::Snapshot;
+    use crate::priorities::testing::candidates;
     use crate::testing::{field_term, requirement as req, term, NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{Affinity, NodeAffinity, NodeSelectorTerm, PreferredSchedulingTerm};
 
@@ -84,7 +85,7 @@ mod tests {
 
     fn scores(pod: Pod, snapshot: &Snapshot, nodes: &[&str]) -> (Vec<i64>, Vec<i64>) {
         let ctx = PodContext::new(pod);
-        let scorer = NodeAffinityPriority.prepare(&ctx, &ClusterView::of(snapshot));
+        let scorer = NodeAffinityPriority.prepare(&ctx, &ClusterView::of(snapshot), &candidates(snapshot, nodes));
         let raw: Vec<i64> = nodes.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         let mut normalized = raw.clone();
         scorer.normalize(&mut normalized);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ impl Priority for NodeLabelPriority {
         &self.name
     }
 
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         Box::new(self.clone())
     }
 }
@@ -63,6 +63,7 @@ impl Scorer for NodeLabelPriority {
 mod tests {
     use super::*;
     use crate::cluster::Snapshot;
+    use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
     use serde_json::json;
 
@@ -72,7 +73,7 @@ mod tests {
 
     fn scores(priority: &dyn Priority, snapshot: &Snapshot, nodes: &[&str]) -> Vec<i64> {
         let ctx = PodContext::new(PodBuilder::new("p").build());
-        let scorer = priority.prepare(&ctx, &ClusterView::of(snapshot));
+        let scorer = priority.prepare(&ctx, &ClusterView::of(snapshot), &candidates(snapshot, nodes));
         let mut s: Vec<i64> = nodes.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         scorer.normalize(&mut s);
         s

@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::cluster::objects::PREFER_AVOID_PODS_ANNOTATION;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 #[derive(Debug, Clone)]
@@ -92,7 +92,7 @@ impl Priority for NodePreferAvoidPodsPriority {
         "NodePreferAvoidPodsPriority"
     }
 
-    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         let controller = pod
             .pod
             .metadata
@@ -141,6 +141,7 @@ mod tests {
     use super::*;
     use crate::cluster::objects::Pod;
     use crate::cluster::Snapshot;
+    use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
@@ -192,11 +193,10 @@ mod tests {
     fn scores(pod: Pod) -> Vec<i64> {
         let snapshot = cluster();
         let ctx = PodContext::new(pod);
-        let scorer = NodePreferAvoidPodsPriority.prepare(&ctx, &ClusterView::of(&snapshot));
-        let mut s: Vec<i64> = ["n1", "n2", "n3", "n4", "n5", "n6", "n7"]
-            .iter()
-            .map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap()))
-            .collect();
+        let names = ["n1", "n2", "n3", "n4", "n5", "n6", "n7"];
+        let scorer =
+            NodePreferAvoidPodsPriority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &names));
+        let mut s: Vec<i64> = names.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         scorer.normalize(&mut s);
         s
     }

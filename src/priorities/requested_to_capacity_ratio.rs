@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::priorities::resource_allocation::{mul_div, ResourceKey};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
@@ -204,7 +204,7 @@ impl Priority for RequestedToCapacityRatio {
         &self.name
     }
 
-    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         let pod_requests = self.config.resources.iter().map(|(key, _)| key.pod_request(pod)).collect();
         Box::new(RatioScorer { config: Arc::clone(&self.config), pod_requests })
     }

@@ -91,6 +91,7 @@ pub(crate) mod test_support {
     use crate::cluster::Snapshot;
     use crate::engine::view::ClusterView;
     use crate::engine::PodContext;
+    use crate::priorities::testing::candidates;
     use crate::priorities::Priority;
 
     /// Each node's score for `pod` (in `nodes` order), after `normalize`, with `placed` (pods with
@@ -99,7 +100,8 @@ pub(crate) mod test_support {
         let names: Vec<String> = nodes.iter().map(|n| n.metadata.name.clone()).collect();
         let snapshot = Snapshot::build(nodes, placed);
         let ctx = PodContext::new(pod);
-        let scorer = priority.prepare(&ctx, &ClusterView::of(&snapshot));
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let scorer = priority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &refs));
         let mut scores: Vec<i64> =
             names.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).expect("node in snapshot"))).collect();
         scorer.normalize(&mut scores);

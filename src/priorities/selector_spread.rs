@@ -10,10 +10,11 @@
 //!   without labels is selected by no controller (the listers' `GetPod...` rules). When the
 //!   combined selector has no requirement at all (no Service or controller selects the pod, or
 //!   only Services with an empty selector), no pod counts and every node scores 10.
-//! - The raw score of a node is the number of assigned pods of the pod's namespace on it that the
+//! - The count of a node is the number of assigned pods of the pod's namespace on it that the
 //!   selector matches (pods being deleted included: the model does not keep
 //!   `deletionTimestamp`).
-//! - Normalisation runs over the candidate nodes, as upstream's reduce over the map results:
+//! - Scores are normalised over the candidate nodes, as upstream's reduce over the map results
+//!   (`prepare` sums over the known candidates, `score` gives the final 0..=10 from them):
 //!   `node = 10 * (maxCount - count) / maxCount` (10 when maxCount is 0); when some candidate has a
 //!   zone (`GetZoneKey`: region and zone, each from the beta `failure-domain.beta.kubernetes.io/*`
 //!   label, else the GA `topology.kubernetes.io/*` one), a node with a zone scores
@@ -30,9 +31,9 @@ use std::sync::Arc;
 use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
-use crate::priorities::spreading::{decode, encode, pod_services, service_selector, PodMatcher, ZoneSlots};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::engine::{Candidate, PodContext};
+use crate::priorities::spreading::{pod_services, service_selector, PodMatcher, ZoneSums};
+use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::selectors::LabelSelector;
 
 /// Upstream's `zoneWeighting`: 2/3 of the score from zone spreading, 1/3 from node spreading.
@@ -116,11 +117,20 @@ impl Priority for SelectorSpread {
         }
     }
 
-    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> Box<dyn Scorer> {
-        match self.matcher(&pod.pod, view) {
-            None => Box::new(NothingSelects),
-            Some(matcher) => Box::new(SpreadScorer { counts: matcher.count_by_node(view), zones: ZoneSlots::of(view) }),
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>, candidates: &[Candidate]) -> Box<dyn Scorer> {
+        let Some(matcher) = self.matcher(&pod.pod, view) else { return Box::new(NothingSelects) };
+        let counts = matcher.count_by_node(view);
+        // Upstream's reduce over the map results: the highest count and the per-zone sums of the
+        // candidates.
+        let mut max_by_node = 0;
+        let mut by_zone = ZoneSums::default();
+        for node in known_nodes(candidates) {
+            let count = counts.get(node.name()).copied().unwrap_or(0);
+            max_by_node = max_by_node.max(count);
+            by_zone.add(&node.node().metadata.labels, count);
         }
+        let max_by_zone = by_zone.max();
+        Box::new(SpreadScorer { counts, max_by_node, by_zone, max_by_zone })
     }
 }
 
@@ -137,50 +147,35 @@ impl Scorer for NothingSelects {
 struct SpreadScorer {
     /// Matching pods per node name.
     counts: HashMap<String, i64>,
-    zones: ZoneSlots,
+    /// The highest count of a candidate.
+    max_by_node: i64,
+    /// The candidates' counts summed per zone; empty when no candidate has a zone.
+    by_zone: ZoneSums,
+    /// The highest of those sums.
+    max_by_zone: i64,
 }
 
 impl Scorer for SpreadScorer {
-    /// The node's zone slot and matching pod count, for `normalize`.
+    /// Upstream's `CalculateSpreadPriorityReduce` for one node, from what `prepare` summed over
+    /// the candidates: already 0..=10.
     fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
         let count = self.counts.get(node.name()).copied().unwrap_or(0);
-        encode(self.zones.slot(&node.node().metadata.labels), count)
-    }
-
-    /// Upstream's `CalculateSpreadPriorityReduce` over the candidates.
-    fn normalize(&self, scores: &mut [i64]) {
-        let mut by_zone = vec![0i64; self.zones.slot_count()];
-        let mut have_zones = false;
-        let mut max_by_node = 0;
-        for &raw in scores.iter() {
-            let (slot, count) = decode(raw);
-            max_by_node = max_by_node.max(count);
-            if slot != 0 {
-                have_zones = true;
-                if let Some(c) = by_zone.get_mut(slot) {
-                    *c += count;
-                }
-            }
-        }
-        let max_by_zone = by_zone.iter().skip(1).copied().max().unwrap_or(0);
         let max = MAX_PRIORITY as f64;
-        for raw in scores.iter_mut() {
-            let (slot, count) = decode(*raw);
-            let mut f = max;
-            if max_by_node > 0 {
-                f = max * ((max_by_node - count) as f64 / max_by_node as f64);
-            }
-            if have_zones && slot != 0 {
+        let mut f = max;
+        if self.max_by_node > 0 {
+            f = max * ((self.max_by_node - count) as f64 / self.max_by_node as f64);
+        }
+        if !self.by_zone.is_empty() {
+            if let Some(in_zone) = self.by_zone.of(&node.node().metadata.labels) {
                 let mut zone = max;
-                if max_by_zone > 0 {
-                    let in_zone = by_zone.get(slot).copied().unwrap_or(0);
-                    zone = max * ((max_by_zone - in_zone) as f64 / max_by_zone as f64);
+                if self.max_by_zone > 0 {
+                    zone = max * ((self.max_by_zone - in_zone) as f64 / self.max_by_zone as f64);
                 }
                 f = f * (1.0 - ZONE_WEIGHTING) + ZONE_WEIGHTING * zone;
             }
-            // Go's int(fScore): truncation; f is in 0..=10.
-            *raw = f as i64;
         }
+        // Go's int(fScore): truncation; f is in 0..=10.
+        f as i64
     }
 }
 
@@ -219,12 +214,7 @@ mod tests {
         candidates: &[&str],
     ) -> Vec<i64> {
         let pod = pod_labels.iter().fold(PodBuilder::new("incoming"), |b, (k, v)| b.label(k, v)).build();
-        let ctx = PodContext::new(pod);
-        let view = ClusterView::of(snapshot);
-        let scorer = priority.prepare(&ctx, &view);
-        let mut s: Vec<i64> = candidates.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
-        scorer.normalize(&mut s);
-        s
+        crate::priorities::testing::scores(priority, &PodContext::new(pod), snapshot, candidates)
     }
 
     fn snapshot(
@@ -348,6 +338,19 @@ mod tests {
         // nz: node 10*(3-3)/3 = 0, no zone: node score only   -> 0
         let all = ["a1", "a2", "b1", "bz", "c1", "ra", "nz"];
         assert_eq!(scores(&SelectorSpread::all_controllers(), &s, WEB, &all), [1, 2, 6, 7, 10, 10, 0]);
+    }
+
+    #[test]
+    fn score_is_final_without_normalize_and_unknown_candidates_take_no_part() {
+        use crate::engine::Candidate;
+        let s = zoned();
+        let mut candidates = crate::priorities::testing::candidates(&s, &["a2", "b1", "c1"]);
+        candidates.insert(1, Candidate::Unknown("a1".to_string()));
+        let ctx = PodContext::new(PodBuilder::new("incoming").label("app", "web").build());
+        let scorer = SelectorSpread::all_controllers().prepare(&ctx, &ClusterView::of(&s), &candidates);
+        let got: Vec<i64> = ["a2", "b1", "c1"].iter().map(|n| scorer.score(&ctx, &s.node_info(n).unwrap())).collect();
+        // As counts_are_normalised_over_the_candidates_only: a1, though in the cluster, is unknown here.
+        assert_eq!(got, [0, 0, 10]);
     }
 
     #[test]

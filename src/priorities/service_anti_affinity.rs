@@ -7,10 +7,11 @@
 //!   takes the first in its lister's (cache) order, here the one with the smallest name, so the
 //!   answer does not depend on hash order. Without one (or with an empty selector, which 1.17's
 //!   `countMatchingPods` treats as selecting nothing) no pod counts.
-//! - The raw score of a node is the number of assigned pods of the pod's namespace on it that the
+//! - The count of a node is the number of assigned pods of the pod's namespace on it that the
 //!   selector matches (pods being deleted included: the model does not keep
 //!   `deletionTimestamp`).
-//! - Normalisation runs over the candidate nodes, as upstream's reduce over the map results:
+//! - Scores are normalised over the candidate nodes, as upstream's reduce over the map results
+//!   (`prepare` sums over the known candidates, `score` gives the final 0..=10 from them):
 //!   `numServicePods` is the sum over all candidates (those without the label included), the
 //!   count of a label value the sum over the candidates with that value; a node with the label
 //!   scores `10 * (numServicePods - countOfItsValue) / numServicePods` (10 when there are no
@@ -23,9 +24,9 @@ use serde::Deserialize;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
-use crate::priorities::spreading::{decode, encode, pod_services, service_selector, LabelValueSlots, PodMatcher};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::engine::{Candidate, PodContext};
+use crate::priorities::spreading::{pod_services, service_selector, PodMatcher};
+use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::selectors::LabelSelector;
 
 #[derive(Debug, Clone)]
@@ -63,7 +64,7 @@ impl Priority for ServiceAntiAffinity {
         &self.name
     }
 
-    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>, candidates: &[Candidate]) -> Box<dyn Scorer> {
         let first = pod_services(&pod.pod, view)
             .min_by(|a, b| a.metadata.name.cmp(&b.metadata.name))
             .and_then(|svc| service_selector(svc))
@@ -77,49 +78,48 @@ impl Priority for ServiceAntiAffinity {
             .count_by_node(view),
             None => HashMap::new(),
         };
-        Box::new(AntiAffinityScorer { counts, values: LabelValueSlots::of(&self.label, view) })
+        // Upstream's reduce over the map results: numServicePods over every candidate, and the
+        // candidates' counts per value of the label.
+        let mut service_pods = 0;
+        let mut by_value: HashMap<String, i64> = HashMap::new();
+        for node in known_nodes(candidates) {
+            let count = counts.get(node.name()).copied().unwrap_or(0);
+            service_pods += count;
+            if let Some(value) = node.node().metadata.labels.get(&self.label) {
+                match by_value.get_mut(value) {
+                    Some(sum) => *sum += count,
+                    None => {
+                        by_value.insert(value.clone(), count);
+                    }
+                }
+            }
+        }
+        Box::new(AntiAffinityScorer { label: self.label.clone(), counts_by_value: by_value, service_pods })
     }
 }
 
 struct AntiAffinityScorer {
-    /// The first service's pods per node name.
-    counts: HashMap<String, i64>,
-    values: LabelValueSlots,
+    /// The node label the pods spread over.
+    label: String,
+    /// The first service's pods on the candidates, per value of the label.
+    counts_by_value: HashMap<String, i64>,
+    /// The first service's pods on all the candidates (`numServicePods`).
+    service_pods: i64,
 }
 
 impl Scorer for AntiAffinityScorer {
-    /// The node's label-value slot and service pod count, for `normalize`.
+    /// Upstream's `CalculateAntiAffinityPriorityReduce` for one node, from what `prepare` summed
+    /// over the candidates: already 0..=10.
     fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
-        let count = self.counts.get(node.name()).copied().unwrap_or(0);
-        encode(self.values.slot(&node.node().metadata.labels), count)
-    }
-
-    /// Upstream's `CalculateAntiAffinityPriorityReduce` over the candidates.
-    fn normalize(&self, scores: &mut [i64]) {
-        let mut by_value = vec![0i64; self.values.slot_count()];
-        let mut service_pods = 0;
-        for &raw in scores.iter() {
-            let (slot, count) = decode(raw);
-            service_pods += count;
-            if let Some(c) = by_value.get_mut(slot) {
-                *c += count;
-            }
-        }
+        let Some(value) = node.node().metadata.labels.get(&self.label) else { return 0 };
         let max = MAX_PRIORITY as f64;
-        for raw in scores.iter_mut() {
-            let (slot, _) = decode(*raw);
-            if slot == 0 {
-                *raw = 0;
-                continue;
-            }
-            let mut f = max;
-            if service_pods > 0 {
-                let of_value = by_value.get(slot).copied().unwrap_or(0);
-                f = max * ((service_pods - of_value) as f64 / service_pods as f64);
-            }
-            // Go's int(fScore): truncation; f is in 0..=10.
-            *raw = f as i64;
+        let mut f = max;
+        if self.service_pods > 0 {
+            let of_value = self.counts_by_value.get(value).copied().unwrap_or(0);
+            f = max * ((self.service_pods - of_value) as f64 / self.service_pods as f64);
         }
+        // Go's int(fScore): truncation; f is in 0..=10.
+        f as i64
     }
 }
 
@@ -148,11 +148,7 @@ mod tests {
         let arg = serde_json::json!({"label": "zone"});
         let priority = build(&args(Some(&arg))).unwrap();
         let pod = labels.iter().fold(PodBuilder::new("incoming"), |b, (k, v)| b.label(k, v)).build();
-        let ctx = PodContext::new(pod);
-        let scorer = priority.prepare(&ctx, &ClusterView::of(snapshot));
-        let mut s: Vec<i64> = candidates.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
-        scorer.normalize(&mut s);
-        s
+        crate::priorities::testing::scores(&*priority, &PodContext::new(pod), snapshot, candidates)
     }
 
     const WEB_FE: &[(&str, &str)] = &[("app", "web"), ("tier", "fe")];

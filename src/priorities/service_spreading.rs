@@ -20,7 +20,6 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
 mod tests {
     use super::*;
     use crate::cluster::Snapshot;
-    use crate::engine::view::ClusterView;
     use crate::engine::PodContext;
     use crate::priorities::spreading::test_objects::{replica_set, selector, service};
     use crate::priorities::spreading::BETA_ZONE;
@@ -35,11 +34,12 @@ mod tests {
             PriorityArgs { name: "ServiceSpreadingPriority", argument: None, hard_pod_affinity_symmetric_weight: 1 };
         let priority = build(&args).unwrap();
         assert_eq!(priority.name(), "ServiceSpreadingPriority");
-        let ctx = PodContext::new(pod("incoming", "", labels));
-        let scorer = priority.prepare(&ctx, &ClusterView::of(snapshot));
-        let mut s: Vec<i64> = candidates.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
-        scorer.normalize(&mut s);
-        s
+        crate::priorities::testing::scores(
+            &*priority,
+            &PodContext::new(pod("incoming", "", labels)),
+            snapshot,
+            candidates,
+        )
     }
 
     #[test]

@@ -1,14 +1,12 @@
 //! What the spreading priorities (SelectorSpreadPriority, ServiceSpreadingPriority,
 //! ServiceAntiAffinityPriority) share: the Services that select a pod, counting the pods a
-//! selector picks per node, zone keys, and the raw score that carries a node's group (zone, label
-//! value) to `normalize`.
+//! selector picks per node, zone keys, and counts summed per zone.
 //!
 //! Upstream (kube-scheduler 1.14-1.17, `pkg/scheduler/algorithm/priorities/selector_spreading.go`)
 //! normalises over the nodes being scored (the map results), not over the whole cluster: the
 //! highest count, the counts per zone and the number of service pods are sums over the candidates.
-//! `Scorer::normalize` sees only the candidates' raw scores, so a raw score carries the node's
-//! group in its high bits: `slot << 32 | count`, slot 0 meaning "no group". The groups are interned
-//! once per request over every node of the view, so `score` only looks them up.
+//! `Priority::prepare` gets the candidates, so it computes those once per request (over the known
+//! candidates) and `score` turns a node's count into its final score with lookups.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -93,87 +91,42 @@ impl PodMatcher {
     }
 }
 
-/// Slot 0: the node has no group.
-const NO_GROUP: i64 = 0;
-const SLOT_SHIFT: u32 = 32;
-const COUNT_MASK: i64 = (1 << SLOT_SHIFT) - 1;
-
-/// The raw score of a node: its group slot and its count.
-pub fn encode(slot: i64, count: i64) -> i64 {
-    (slot << SLOT_SHIFT) | count.clamp(0, COUNT_MASK)
-}
-
-/// `(slot, count)` of a raw score.
-pub fn decode(raw: i64) -> (usize, i64) {
-    let slot = usize::try_from(raw >> SLOT_SHIFT).unwrap_or(0);
-    (slot, raw & COUNT_MASK)
-}
-
-/// Slots (1, 2, ...) for the zones of every node of the view.
+/// A count summed per zone (`zone_key`) over nodes: upstream's per-zone sums over the candidates.
 #[derive(Debug, Default)]
-pub struct ZoneSlots {
-    /// region -> zone -> slot.
-    slots: HashMap<String, HashMap<String, i64>>,
-    len: usize,
+pub struct ZoneSums {
+    /// region -> zone -> sum.
+    sums: HashMap<String, HashMap<String, i64>>,
 }
 
-impl ZoneSlots {
-    pub fn of(view: &ClusterView<'_>) -> Self {
-        let mut out = ZoneSlots::default();
-        for node in view.nodes() {
-            let Some((region, zone)) = zone_key(&node.node().metadata.labels) else { continue };
-            if out.slots.get(region).is_some_and(|z| z.contains_key(zone)) {
-                continue;
-            }
-            out.len += 1;
-            let slot = i64::try_from(out.len).unwrap_or(i64::MAX);
-            out.slots.entry(region.to_string()).or_default().insert(zone.to_string(), slot);
-        }
-        out
-    }
-
-    /// The slot of a node's zone, 0 without one.
-    pub fn slot(&self, labels: &BTreeMap<String, String>) -> i64 {
-        zone_key(labels)
-            .and_then(|(region, zone)| self.slots.get(region).and_then(|z| z.get(zone)))
-            .copied()
-            .unwrap_or(NO_GROUP)
-    }
-
-    /// The number of slots, the "no group" slot included.
-    pub fn slot_count(&self) -> usize {
-        self.len + 1
-    }
-}
-
-/// Slots (1, 2, ...) for the values a node label takes over every node of the view.
-#[derive(Debug, Default)]
-pub struct LabelValueSlots {
-    label: String,
-    slots: HashMap<String, i64>,
-}
-
-impl LabelValueSlots {
-    pub fn of(label: &str, view: &ClusterView<'_>) -> Self {
-        let mut slots: HashMap<String, i64> = HashMap::new();
-        for node in view.nodes() {
-            let Some(value) = node.node().metadata.labels.get(label) else { continue };
-            if !slots.contains_key(value) {
-                let slot = i64::try_from(slots.len() + 1).unwrap_or(i64::MAX);
-                slots.insert(value.clone(), slot);
+impl ZoneSums {
+    /// Adds a node's count to its zone's sum; a node without a zone adds nothing.
+    pub fn add(&mut self, labels: &BTreeMap<String, String>, count: i64) {
+        let Some((region, zone)) = zone_key(labels) else { return };
+        let zones = match self.sums.get_mut(region) {
+            Some(zones) => zones,
+            None => self.sums.entry(region.to_string()).or_default(),
+        };
+        match zones.get_mut(zone) {
+            Some(sum) => *sum += count,
+            None => {
+                zones.insert(zone.to_string(), count);
             }
         }
-        LabelValueSlots { label: label.to_string(), slots }
     }
 
-    /// The slot of a node's value of the label, 0 when it lacks the label.
-    pub fn slot(&self, labels: &BTreeMap<String, String>) -> i64 {
-        labels.get(&self.label).and_then(|v| self.slots.get(v)).copied().unwrap_or(NO_GROUP)
+    /// The sum of a node's zone (0 for a zone no node added to), `None` when it has no zone.
+    pub fn of(&self, labels: &BTreeMap<String, String>) -> Option<i64> {
+        zone_key(labels).map(|(region, zone)| self.sums.get(region).and_then(|z| z.get(zone)).copied().unwrap_or(0))
     }
 
-    /// The number of slots, the "no group" slot included.
-    pub fn slot_count(&self) -> usize {
-        self.slots.len() + 1
+    /// Whether no node with a zone was added.
+    pub fn is_empty(&self) -> bool {
+        self.sums.is_empty()
+    }
+
+    /// The highest sum, 0 when there is none.
+    pub fn max(&self) -> i64 {
+        self.sums.values().flat_map(HashMap::values).copied().max().unwrap_or(0)
     }
 }
 
@@ -265,9 +218,20 @@ mod tests {
     }
 
     #[test]
-    fn raw_scores_carry_slot_and_count() {
-        for (slot, count) in [(0, 0), (0, 7), (3, 0), (12, 5)] {
-            assert_eq!(decode(encode(slot, count)), (usize::try_from(slot).unwrap(), count));
-        }
+    fn zone_sums_add_per_zone_key() {
+        let m = test_objects::map;
+        let mut sums = ZoneSums::default();
+        assert!(sums.is_empty());
+        assert_eq!(sums.max(), 0);
+        sums.add(&m(&[(BETA_ZONE, "a")]), 2);
+        sums.add(&m(&[(GA_ZONE, "a")]), 1);
+        sums.add(&m(&[(BETA_REGION, "r"), (BETA_ZONE, "a")]), 0);
+        sums.add(&m(&[]), 5);
+        assert!(!sums.is_empty());
+        assert_eq!(sums.of(&m(&[(GA_ZONE, "a")])), Some(3));
+        assert_eq!(sums.of(&m(&[(BETA_REGION, "r"), (BETA_ZONE, "a")])), Some(0));
+        assert_eq!(sums.of(&m(&[(GA_ZONE, "z")])), Some(0));
+        assert_eq!(sums.of(&m(&[])), None);
+        assert_eq!(sums.max(), 3);
     }
 }

@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Toleration;
 
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::engine::{Candidate, PodContext};
 use crate::predicates::pod_tolerates_node_taints::tolerates;
 use crate::priorities::{normalize_reversed, Priority, PriorityArgs, Scorer};
 
@@ -37,7 +37,7 @@ impl Priority for TaintTolerationPriority {
         "TaintTolerationPriority"
     }
 
-    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>) -> Box<dyn Scorer> {
+    fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
         let tolerations = pod
             .pod
             .spec
@@ -73,11 +73,12 @@ mod tests {
     use super::*;
     use crate::cluster::objects::Pod;
     use crate::cluster::Snapshot;
+    use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
 
     fn scores(pod: Pod, snapshot: &Snapshot, nodes: &[&str]) -> (Vec<i64>, Vec<i64>) {
         let ctx = PodContext::new(pod);
-        let scorer = TaintTolerationPriority.prepare(&ctx, &ClusterView::of(snapshot));
+        let scorer = TaintTolerationPriority.prepare(&ctx, &ClusterView::of(snapshot), &candidates(snapshot, nodes));
         let raw: Vec<i64> = nodes.iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         let mut normalized = raw.clone();
         scorer.normalize(&mut normalized);
