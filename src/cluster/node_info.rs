@@ -75,6 +75,23 @@ impl NodeState {
     pub fn name(&self) -> &str {
         &self.node.metadata.name
     }
+
+    /// The image names the node reports (`status.images[].names`), each once.
+    pub fn image_names(&self) -> impl Iterator<Item = &str> {
+        let mut seen = std::collections::HashSet::new();
+        self.node
+            .status
+            .images
+            .iter()
+            .flat_map(|i| i.names.iter().flatten())
+            .map(String::as_str)
+            .filter(move |n| seen.insert(*n))
+    }
+
+    /// Whether the node reports the image under this name.
+    pub fn has_image(&self, name: &str) -> bool {
+        self.node.status.images.iter().any(|i| i.names.iter().flatten().any(|n| n == name))
+    }
 }
 
 /// The pods assigned to one node and their sums.

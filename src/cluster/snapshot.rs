@@ -52,6 +52,9 @@ pub struct Snapshot {
     /// Assigned pods with a required anti-affinity term whose selector requires no `key=value`.
     anti_affinity_unindexed: HashMap<PodKey, Arc<PodInfo>>,
     node_count: usize,
+    /// How many known nodes report each image name: kept as nodes change, so ImageLocalityPriority
+    /// never walks every node's image list per request.
+    image_nodes: HashMap<String, usize>,
     namespaces: HashMap<String, Arc<Namespace>>,
     services: HashMap<PodKey, Arc<Service>>,
     replica_sets: HashMap<PodKey, Arc<ReplicaSet>>,
@@ -81,7 +84,33 @@ impl Snapshot {
     fn edit(&mut self, name: &str, change: impl FnOnce(&mut NodeEntry)) {
         let mut entry = self.nodes.get(name).cloned().unwrap_or_default();
         let had_node = entry.state.is_some();
+        let old_state = entry.state.clone();
         change(&mut entry);
+        let unchanged = match (&old_state, &entry.state) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !unchanged {
+            if let Some(old) = &old_state {
+                for image in old.image_names() {
+                    match self.image_nodes.get(image).copied() {
+                        Some(n) if n > 1 => {
+                            self.image_nodes.insert(image.to_string(), n - 1);
+                        }
+                        _ => {
+                            self.image_nodes.remove(image);
+                        }
+                    }
+                }
+            }
+            if let Some(new) = &entry.state {
+                for image in new.image_names() {
+                    let n = self.image_nodes.get(image).copied().unwrap_or(0);
+                    self.image_nodes.insert(image.to_string(), n + 1);
+                }
+            }
+        }
         self.node_count = self.node_count + usize::from(entry.state.is_some()) - usize::from(had_node);
         if entry.is_empty() {
             self.nodes.remove(name);
@@ -198,6 +227,11 @@ impl Snapshot {
         self.nodes
             .values()
             .filter_map(|e| e.state.as_ref().map(|state| NodeInfo::new(Arc::clone(state), Arc::clone(&e.pods))))
+    }
+
+    /// How many known nodes report this image name.
+    pub fn nodes_with_image(&self, name: &str) -> usize {
+        self.image_nodes.get(name).copied().unwrap_or(0)
     }
 
     /// The labels of a known node.
@@ -419,6 +453,35 @@ mod tests {
         moved.spec.node_name = "n2".into();
         s.upsert_pod(moved);
         assert_eq!(s.pods_labelled("app", "web").map(|p| p.pod.spec.node_name.as_str()).collect::<Vec<_>>(), ["n2"]);
+    }
+
+    #[test]
+    fn the_image_index_follows_node_changes() {
+        let with_images = |name: &str, images: &[&[&str]]| {
+            let mut n = NodeBuilder::new(name).build();
+            n.status.images = images
+                .iter()
+                .map(|names| k8s_openapi::api::core::v1::ContainerImage {
+                    names: Some(names.iter().map(|s| s.to_string()).collect()),
+                    size_bytes: Some(1),
+                })
+                .collect();
+            n
+        };
+        let mut s = Snapshot::build(
+            [with_images("a", &[&["nginx:1", "docker.io/nginx:1"]]), with_images("b", &[&["nginx:1"], &["nginx:1"]])],
+            [],
+        );
+        assert_eq!(s.nodes_with_image("nginx:1"), 2, "a name listed twice on one node counts once");
+        assert_eq!(s.nodes_with_image("docker.io/nginx:1"), 1);
+        s.upsert_node(with_images("a", &[&["redis:7"]]));
+        assert_eq!(s.nodes_with_image("nginx:1"), 1);
+        assert_eq!(s.nodes_with_image("docker.io/nginx:1"), 0);
+        assert_eq!(s.nodes_with_image("redis:7"), 1);
+        s.remove_node("b");
+        assert_eq!(s.nodes_with_image("nginx:1"), 0);
+        s.upsert_pod(PodBuilder::new("p").node("a").build());
+        assert_eq!(s.nodes_with_image("redis:7"), 1, "pod changes leave the index alone");
     }
 
     #[test]

@@ -42,6 +42,24 @@ impl<'a> ClusterView<'a> {
         cached.chain(only_in_request)
     }
 
+    /// How many nodes there are: the model's, and the request's that the model does not have.
+    pub fn node_count(&self) -> usize {
+        self.snapshot.node_count() + self.overrides.keys().filter(|n| !self.snapshot.has_node(n)).count()
+    }
+
+    /// How many nodes report this image: the model's index, corrected for the nodes the request
+    /// sent (their objects stand in for the cached ones).
+    pub fn nodes_with_image(&self, name: &str) -> usize {
+        let mut count = self.snapshot.nodes_with_image(name);
+        for (node_name, node) in &self.overrides {
+            if let Some(cached) = self.snapshot.node_info(node_name) {
+                count = count.saturating_sub(usize::from(cached.state.has_image(name)));
+            }
+            count += usize::from(node.state.has_image(name));
+        }
+        count
+    }
+
     /// The labels of a node, from the request when it sent the node, else from the model.
     pub fn node_labels(&self, name: &str) -> Option<&BTreeMap<String, String>> {
         match self.overrides.get(name) {

@@ -90,22 +90,12 @@ impl Priority for ImageLocalityPriority {
                 }
             })
             .collect();
-        let mut having = vec![0u64; names.len()];
-        let mut total: u64 = 0;
-        if !names.is_empty() {
-            for node in view.nodes() {
-                total += 1;
-                for (count, name) in having.iter_mut().zip(&names) {
-                    if size_on(&node, name).is_some() {
-                        *count += 1;
-                    }
-                }
-            }
-        }
+        // The spread counts come from the snapshot's image index, not a walk of every node.
+        let total = view.node_count() as u64;
         let images = names
             .into_iter()
-            .zip(having)
-            .map(|(name, count)| {
+            .map(|name| {
+                let count = view.nodes_with_image(&name) as u64;
                 let spread = if total == 0 { 0.0 } else { count as f64 / total as f64 };
                 (name, spread)
             })
