@@ -11,6 +11,7 @@
 // Nothing a request, a file or the API server sends may panic the server: no unwrap/expect outside tests.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod affinity_terms;
 pub mod bind;
 pub mod cli;
 pub mod cluster;

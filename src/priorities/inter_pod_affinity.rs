@@ -23,17 +23,17 @@
 //! the pod's namespace is listed, or (with neither) is the owner's, or its Namespace labels match
 //! the term's `namespaceSelector`. A term without a `labelSelector` selects nothing.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
+use k8s_openapi::api::core::v1::WeightedPodAffinityTerm;
 
+use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
 use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-use crate::selectors::LabelSelector;
 
 #[derive(Debug, Clone)]
 pub struct InterPodAffinityPriority {
@@ -48,8 +48,6 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     }
     Ok(Arc::new(InterPodAffinityPriority { hard_weight: args.hard_pod_affinity_symmetric_weight }))
 }
-
-static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
 /// `spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
 fn preferred_affinity_terms(pod: &Pod) -> &[WeightedPodAffinityTerm] {
@@ -69,113 +67,6 @@ fn preferred_anti_affinity_terms(pod: &Pod) -> &[WeightedPodAffinityTerm] {
         .and_then(|a| a.pod_anti_affinity.as_ref())
         .and_then(|pa| pa.preferred_during_scheduling_ignored_during_execution.as_deref())
         .unwrap_or_default()
-}
-
-// The term compilation below is MatchInterPodAffinity's (src/predicates/match_inter_pod_affinity.rs),
-// copied because that module keeps it private.
-
-/// The namespaces a term of the incoming pod applies to, its `namespaceSelector` resolved once.
-#[derive(Debug, Clone)]
-enum Namespaces {
-    /// An empty `namespaceSelector` (`{}`).
-    All,
-    Listed(HashSet<String>),
-}
-
-impl Namespaces {
-    fn contains(&self, namespace: &str) -> bool {
-        match self {
-            Namespaces::All => true,
-            Namespaces::Listed(names) => names.contains(namespace),
-        }
-    }
-}
-
-/// A preferred term of the incoming pod, compiled, with its signed weight.
-#[derive(Debug, Clone)]
-struct Term {
-    selector: LabelSelector,
-    namespaces: Namespaces,
-    topology_key: String,
-    weight: i64,
-}
-
-impl Term {
-    fn compile(owner: &Pod, term: &PodAffinityTerm, weight: i64, view: &ClusterView<'_>) -> Term {
-        let selector = term.label_selector.as_ref().map_or_else(LabelSelector::nothing, LabelSelector::compile);
-        let listed = term.namespaces.as_deref().unwrap_or_default();
-        let namespaces = match &term.namespace_selector {
-            None if listed.is_empty() => Namespaces::Listed(HashSet::from([owner.metadata.namespace.clone()])),
-            None => Namespaces::Listed(listed.iter().cloned().collect()),
-            Some(ns_selector) => {
-                let ns_selector = LabelSelector::compile(ns_selector);
-                if ns_selector.is_everything() {
-                    Namespaces::All
-                } else {
-                    let mut names: HashSet<String> = listed.iter().cloned().collect();
-                    for ns in view.snapshot.namespaces() {
-                        let labels = ns.metadata.labels.as_ref().unwrap_or(&NO_LABELS);
-                        if let Some(name) = ns.metadata.name.as_ref().filter(|_| ns_selector.matches(labels)) {
-                            names.insert(name.clone());
-                        }
-                    }
-                    Namespaces::Listed(names)
-                }
-            }
-        };
-        Term { selector, namespaces, topology_key: term.topology_key.clone(), weight }
-    }
-
-    fn matches(&self, pod: &Pod) -> bool {
-        self.namespaces.contains(&pod.metadata.namespace) && self.selector.matches(&pod.metadata.labels)
-    }
-}
-
-/// Whether `owner`'s (a placed pod's) term selects the incoming pod, its `namespaceSelector`
-/// matched against the incoming pod's Namespace labels.
-fn other_term_selects(
-    owner: &Pod,
-    term: &PodAffinityTerm,
-    incoming: &Pod,
-    incoming_ns_labels: &BTreeMap<String, String>,
-) -> bool {
-    let namespace = &incoming.metadata.namespace;
-    let listed = term.namespaces.as_deref().unwrap_or_default();
-    let in_namespaces = if listed.is_empty() && term.namespace_selector.is_none() {
-        owner.metadata.namespace == *namespace
-    } else {
-        listed.iter().any(|n| n == namespace)
-    };
-    let namespace_matches = in_namespaces
-        || term.namespace_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(incoming_ns_labels));
-    namespace_matches
-        && term.label_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(&incoming.metadata.labels))
-}
-
-/// Calls `visit` with every placed pod that `term` could select and the labels of its node: the
-/// pods filed under one `key=value` its selector requires, or every pod on a node with the term's
-/// key. Pods on nodes the view does not know are in no domain and skipped.
-fn for_each_candidate(view: &ClusterView<'_>, term: &Term, mut visit: impl FnMut(&Pod, &BTreeMap<String, String>)) {
-    match term.selector.equalities().next() {
-        Some((key, value)) => {
-            for existing in view.snapshot.pods_labelled(key, value) {
-                if let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) {
-                    visit(&existing.pod, node_labels);
-                }
-            }
-        }
-        None => {
-            for node in view.nodes() {
-                let node_labels = &node.node().metadata.labels;
-                if !node_labels.contains_key(&term.topology_key) {
-                    continue;
-                }
-                for existing in node.pods.pods() {
-                    visit(&existing.pod, node_labels);
-                }
-            }
-        }
-    }
 }
 
 /// The summed weights per topology domain: key → value → sum. Looked up by `&str` without
@@ -215,22 +106,18 @@ impl Priority for InterPodAffinityPriority {
             .iter()
             .map(|t| (t, i64::from(t.weight)))
             .chain(preferred_anti_affinity_terms(pod).iter().map(|t| (t, -i64::from(t.weight))))
-            .map(|(t, weight)| Term::compile(pod, &t.pod_affinity_term, weight, view));
-        for term in own {
+            .map(|(t, weight)| (Term::compile(pod, &t.pod_affinity_term, view), weight));
+        for (term, weight) in own {
             for_each_candidate(view, &term, |existing, node_labels| {
                 if term.matches(existing) {
-                    scores.add_on(&term.topology_key, node_labels, term.weight);
+                    scores.add_on(&term.topology_key, node_labels, weight);
                 }
             });
         }
 
         // The placed pods' terms that select the incoming pod (only pods with pod (anti-)affinity
         // can have any).
-        let ns_labels = view
-            .snapshot
-            .namespace(&pod.metadata.namespace)
-            .and_then(|ns| ns.metadata.labels.as_ref())
-            .unwrap_or(&NO_LABELS);
+        let ns_labels = namespace_labels(view, &pod.metadata.namespace);
         for node in view.nodes() {
             let node_labels = &node.node().metadata.labels;
             for existing in node.pods.pods_with_affinity() {
@@ -283,6 +170,7 @@ mod tests {
     use crate::cluster::{ClusterObject, Snapshot};
     use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
+    use k8s_openapi::api::core::v1::PodAffinityTerm;
     use k8s_openapi::api::core::v1::{Affinity, Namespace, PodAffinity, PodAntiAffinity};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as K8sSelector, ObjectMeta as K8sMeta};
 
