@@ -79,7 +79,10 @@ impl TopologyScores {
     fn add_on(&mut self, key: &str, node_labels: &BTreeMap<String, String>, weight: i64) {
         let Some(value) = node_labels.get(key) else { return };
         match self.0.get_mut(key) {
-            Some(values) => *values.entry(value.clone()).or_default() += weight,
+            Some(values) => {
+                let sum = values.entry(value.clone()).or_default();
+                *sum = sum.saturating_add(weight);
+            }
             None => {
                 self.0.insert(key.to_string(), HashMap::from([(value.clone(), weight)]));
             }
@@ -88,7 +91,10 @@ impl TopologyScores {
 
     /// The sum of the node's own domains.
     fn of(&self, node_labels: &BTreeMap<String, String>) -> i64 {
-        self.0.iter().filter_map(|(key, values)| node_labels.get(key).and_then(|value| values.get(value))).sum()
+        self.0
+            .iter()
+            .filter_map(|(key, values)| node_labels.get(key).and_then(|value| values.get(value)))
+            .fold(0i64, |acc, v| acc.saturating_add(*v))
     }
 }
 
@@ -157,9 +163,10 @@ impl Scorer for InterPodAffinityScorer {
     fn normalize(&self, scores: &mut [i64]) {
         let max = scores.iter().copied().fold(0, i64::max);
         let min = scores.iter().copied().fold(0, i64::min);
-        let diff = max - min;
+        // Saturating: sums of term weights over many pods cannot overflow into a panic.
+        let diff = max.saturating_sub(min);
         for s in scores.iter_mut() {
-            *s = if diff > 0 { (MAX_PRIORITY as f64 * ((*s - min) as f64 / diff as f64)) as i64 } else { 0 };
+            *s = if diff > 0 { (MAX_PRIORITY as f64 * (s.saturating_sub(min) as f64 / diff as f64)) as i64 } else { 0 };
         }
     }
 }
