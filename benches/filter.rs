@@ -40,13 +40,8 @@ fn bench_filter(c: &mut Criterion) {
         let label = if with_affinity { "default_predicates" } else { "default_without_MatchInterPodAffinity" };
         group.bench_function(BenchmarkId::from_parameter(label), |b| {
             b.iter(|| {
-                let candidates: Vec<Candidate> = names
-                    .iter()
-                    .map(|n| match snapshot.candidate(n) {
-                        Some((node, nominated)) => Candidate::Known(node, nominated),
-                        None => Candidate::Unknown(n.clone()),
-                    })
-                    .collect();
+                let candidates: Vec<Candidate> =
+                    names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
                 let view = ClusterView::of(&snapshot);
                 let ctx = PodContext::for_request(pod.clone(), &view, &plan);
                 let verdicts = filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new());

@@ -26,13 +26,7 @@ fn bench_prioritize(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("default_priorities", |b| {
         b.iter(|| {
-            let candidates: Vec<Candidate> = names
-                .iter()
-                .map(|n| match snapshot.candidate(n) {
-                    Some((node, nominated)) => Candidate::Known(node, nominated),
-                    None => Candidate::Unknown(n.clone()),
-                })
-                .collect();
+            let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
             let view = ClusterView::of(&snapshot);
             let ctx = PodContext::new(pod.clone());
             let scores = prioritize(&evaluator, &plan, &ctx, &view, &candidates, &CancelFlag::new());

@@ -23,4 +23,5 @@ pub mod quantity;
 pub mod selectors;
 pub mod server;
 pub mod testing;
+pub mod topology_spread;
 pub mod wire;

@@ -28,6 +28,14 @@ pub enum Candidate {
 }
 
 impl Candidate {
+    /// A node named in `NodeNames`, as the model has it: known, or unknown (the cache may lag).
+    pub fn by_name(snapshot: &crate::cluster::Snapshot, name: String) -> Candidate {
+        match snapshot.candidate(&name) {
+            Some((node, nominated)) => Candidate::Known(node, nominated),
+            None => Candidate::Unknown(name),
+        }
+    }
+
     pub fn name(&self) -> &str {
         match self {
             Candidate::Known(n, _) => n.name(),

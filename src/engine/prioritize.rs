@@ -80,13 +80,7 @@ mod tests {
     fn run(priorities: Vec<(ByName, i64)>, names: &[&str], parallelism: usize) -> Vec<i64> {
         let nodes: Vec<_> = names.iter().filter(|n| **n != "unknown").map(|n| NodeBuilder::new(n).build()).collect();
         let snapshot = Snapshot::build(nodes, []);
-        let candidates: Vec<Candidate> = names
-            .iter()
-            .map(|n| match snapshot.candidate(n) {
-                Some((node, nominated)) => Candidate::Known(node, nominated),
-                None => Candidate::Unknown(n.to_string()),
-            })
-            .collect();
+        let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.to_string())).collect();
         let plan = Plan {
             priorities: priorities
                 .into_iter()

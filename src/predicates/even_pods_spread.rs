@@ -18,16 +18,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::{Affinity, TopologySpreadConstraint};
+use k8s_openapi::api::core::v1::Affinity;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::view::ClusterView;
 use crate::engine::PodContext;
 use crate::predicates::match_node_selector::matches_node_selector;
-use crate::predicates::pod_tolerates_node_taints::tolerates;
 use crate::predicates::{Predicate, Reason};
-use crate::selectors::LabelSelector;
+use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
 
 pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason =
     Reason::resolvable("node(s) didn't match pod topology spread constraints");
@@ -36,56 +35,15 @@ pub const ERR_TOPOLOGY_SPREAD_MISSING_LABEL: Reason =
     Reason::unresolvable("node(s) didn't match pod topology spread constraints (missing required label)");
 
 const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
-const HONOR: &str = "Honor";
 
 /// The global minimum of a constraint without any eligible domain: upstream's `math.MaxInt32`.
 const NO_DOMAIN_MIN: i64 = i32::MAX as i64;
-
-/// One `DoNotSchedule` constraint, compiled for the incoming pod.
-#[derive(Debug)]
-struct Constraint {
-    max_skew: i64,
-    topology_key: String,
-    /// `labelSelector` (nil matches nothing, `{}` everything) with `key In (pod's value)` added for
-    /// each `matchLabelKeys` key the pod has.
-    selector: LabelSelector,
-    /// `minDomains`, 1 when unset.
-    min_domains: i64,
-    /// `nodeAffinityPolicy` is `Honor` (the default).
-    honor_node_affinity: bool,
-    /// `nodeTaintsPolicy` is `Honor` (the default is `Ignore`).
-    honor_node_taints: bool,
-    /// 1 when the incoming pod matches the selector itself, else 0.
-    self_match: i64,
-}
-
-impl Constraint {
-    fn compile(c: &TopologySpreadConstraint, pod: &Pod) -> Self {
-        let mut selector = c.label_selector.as_ref().map_or_else(LabelSelector::nothing, LabelSelector::compile);
-        for key in c.match_label_keys.iter().flatten() {
-            if let Some(value) = pod.metadata.labels.get(key) {
-                selector.and_equals(key, value);
-            }
-        }
-        let self_match = i64::from(selector.matches(&pod.metadata.labels));
-        Constraint {
-            max_skew: i64::from(c.max_skew),
-            topology_key: c.topology_key.clone(),
-            selector,
-            min_domains: i64::from(c.min_domains.unwrap_or(1)),
-            // Upstream compares with Honor: any other value behaves as Ignore.
-            honor_node_affinity: c.node_affinity_policy.as_deref().is_none_or(|p| p == HONOR),
-            honor_node_taints: c.node_taints_policy.as_deref() == Some(HONOR),
-            self_match,
-        }
-    }
-}
 
 /// What does not change once computed: the constraints and what the inclusion policies read of
 /// the incoming pod. Shared by the copies the nominated-pod pass makes.
 #[derive(Debug)]
 struct Shared {
-    constraints: Vec<Constraint>,
+    constraints: Vec<SpreadConstraint>,
     /// The incoming pod reduced to its nodeSelector, node affinity and tolerations, so
     /// [`State::add_pod`] (which gets only the `Pod`) judges nodes exactly as `compute` does.
     node_filter: PodContext,
@@ -94,7 +52,7 @@ struct Shared {
 }
 
 impl Shared {
-    fn new(constraints: Vec<Constraint>, pod: &Pod) -> Self {
+    fn new(constraints: Vec<SpreadConstraint>, pod: &Pod) -> Self {
         let mut lean = Pod::default();
         lean.spec.node_selector = pod.spec.node_selector.clone();
         lean.spec.affinity = pod
@@ -127,17 +85,6 @@ impl Shared {
     }
 }
 
-/// Whether the pod tolerates every `NoSchedule` and `NoExecute` taint of the node (upstream's
-/// `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`).
-fn tolerates_do_not_schedule_taints(pod: &Pod, node: &NodeInfo) -> bool {
-    node.node()
-        .spec
-        .taints
-        .iter()
-        .filter(|taint| taint.effect == "NoSchedule" || taint.effect == "NoExecute")
-        .all(|taint| pod.spec.tolerations.iter().any(|t| tolerates(t, taint)))
-}
-
 /// A node against the pod's node affinity and taint tolerations (each only computed when some
 /// constraint honors it).
 #[derive(Debug, Clone, Copy)]
@@ -148,7 +95,7 @@ struct Inclusion {
 
 impl Inclusion {
     /// Upstream's `matchNodeInclusionPolicies`.
-    fn includes(self, c: &Constraint) -> bool {
+    fn includes(self, c: &SpreadConstraint) -> bool {
         (!c.honor_node_affinity || self.affinity) && (!c.honor_node_taints || self.taints)
     }
 }
@@ -226,13 +173,7 @@ impl State {
     /// Computes the state for the incoming pod over the whole cluster.
     pub fn compute(pod: &PodContext, view: &ClusterView<'_>) -> Self {
         let pod = &pod.pod;
-        let constraints: Vec<Constraint> = pod
-            .spec
-            .topology_spread_constraints
-            .iter()
-            .filter(|c| c.when_unsatisfiable == DO_NOT_SCHEDULE)
-            .map(|c| Constraint::compile(c, pod))
-            .collect();
+        let constraints = SpreadConstraint::of(pod, DO_NOT_SCHEDULE);
         if constraints.is_empty() {
             return State::default();
         }
@@ -327,6 +268,7 @@ mod tests {
     use crate::engine::fits::fits_on_node;
     use crate::policy::Plan;
     use crate::testing::{requirement as req, term, NodeBuilder, PodBuilder};
+    use k8s_openapi::api::core::v1::TopologySpreadConstraint;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
     use std::collections::BTreeMap;
 

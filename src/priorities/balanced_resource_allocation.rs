@@ -13,19 +13,12 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::engine::PodContext;
 use crate::priorities::resource_allocation::cpu_and_memory;
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-
-#[derive(Debug, Clone)]
-pub struct BalancedResourceAllocation;
+use crate::priorities::{NodeScore, Priority, PriorityArgs, MAX_PRIORITY};
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: BalancedResourceAllocation takes none".to_string());
-    }
-    Ok(Arc::new(BalancedResourceAllocation))
+    NodeScore { name: "BalancedResourceAllocation", score }.build(args)
 }
 
 /// Upstream's `fractionOfCapacity`.
@@ -48,21 +41,10 @@ pub fn balanced_score(cpu: i64, cpu_capacity: i64, memory: i64, memory_capacity:
     ((1.0 - diff) * MAX_PRIORITY as f64) as i64
 }
 
-impl Priority for BalancedResourceAllocation {
-    fn name(&self) -> &str {
-        "BalancedResourceAllocation"
-    }
-
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
-        Box::new(BalancedResourceAllocation)
-    }
-}
-
-impl Scorer for BalancedResourceAllocation {
-    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
-        let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
-        balanced_score(cpu, cpu_capacity, memory, memory_capacity)
-    }
+/// The score of one node.
+fn score(pod: &PodContext, node: &NodeInfo) -> i64 {
+    let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
+    balanced_score(cpu, cpu_capacity, memory, memory_capacity)
 }
 
 #[cfg(test)]

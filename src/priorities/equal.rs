@@ -3,34 +3,16 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{Priority, PriorityArgs, Scorer};
-
-#[derive(Debug, Clone)]
-pub struct EqualPriority;
+use crate::engine::PodContext;
+use crate::priorities::{NodeScore, Priority, PriorityArgs};
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: EqualPriority takes none".to_string());
-    }
-    Ok(Arc::new(EqualPriority))
+    NodeScore { name: "EqualPriority", score }.build(args)
 }
 
-impl Priority for EqualPriority {
-    fn name(&self) -> &str {
-        "EqualPriority"
-    }
-
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
-        Box::new(EqualPriority)
-    }
-}
-
-impl Scorer for EqualPriority {
-    fn score(&self, _pod: &PodContext, _node: &NodeInfo) -> i64 {
-        1
-    }
+/// The score of one node.
+fn score(_pod: &PodContext, _node: &NodeInfo) -> i64 {
+    1
 }
 
 #[cfg(test)]
@@ -45,7 +27,14 @@ mod tests {
         let snapshot =
             Snapshot::build([NodeBuilder::new("a").build(), NodeBuilder::new("b").unschedulable().build()], []);
         let ctx = PodContext::new(PodBuilder::new("p").build());
-        let scorer = EqualPriority.prepare(&ctx, &ClusterView::of(&snapshot), &candidates(&snapshot, &["a", "b"]));
+        let priority =
+            build(&PriorityArgs { name: "EqualPriority", argument: None, hard_pod_affinity_symmetric_weight: 1 })
+                .unwrap();
+        let scorer = priority.prepare(
+            &ctx,
+            &crate::engine::view::ClusterView::of(&snapshot),
+            &candidates(&snapshot, &["a", "b"]),
+        );
         let scores: Vec<i64> = ["a", "b"].iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         assert_eq!(scores, [1, 1]);
     }

@@ -25,19 +25,14 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::TopologySpreadConstraint;
-
-use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
 use crate::engine::{Candidate, PodContext};
 use crate::predicates::match_node_selector::matches_node_selector;
-use crate::predicates::pod_tolerates_node_taints::tolerates;
 use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-use crate::selectors::LabelSelector;
+use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
 
 const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
-const HONOR: &str = "Honor";
 const HOSTNAME: &str = "kubernetes.io/hostname";
 
 #[derive(Debug, Clone)]
@@ -50,49 +45,6 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(EvenPodsSpreadPriority))
 }
 
-/// One `ScheduleAnyway` constraint, compiled for the incoming pod.
-#[derive(Debug)]
-struct Constraint {
-    max_skew: i64,
-    topology_key: String,
-    /// `labelSelector` (nil matches nothing) with `key In (pod's value)` for each `matchLabelKeys`
-    /// key the pod has.
-    selector: LabelSelector,
-    honor_node_affinity: bool,
-    honor_node_taints: bool,
-    /// Counted per node, not per domain.
-    per_node: bool,
-}
-
-impl Constraint {
-    fn compile(c: &TopologySpreadConstraint, pod: &Pod) -> Self {
-        let mut selector = c.label_selector.as_ref().map_or_else(LabelSelector::nothing, LabelSelector::compile);
-        for key in c.match_label_keys.iter().flatten() {
-            if let Some(value) = pod.metadata.labels.get(key) {
-                selector.and_equals(key, value);
-            }
-        }
-        Constraint {
-            max_skew: i64::from(c.max_skew),
-            topology_key: c.topology_key.clone(),
-            selector,
-            honor_node_affinity: c.node_affinity_policy.as_deref().is_none_or(|p| p == HONOR),
-            honor_node_taints: c.node_taints_policy.as_deref() == Some(HONOR),
-            per_node: c.topology_key == HOSTNAME,
-        }
-    }
-}
-
-/// Whether the pod tolerates every `NoSchedule` and `NoExecute` taint of the node.
-fn tolerates_do_not_schedule_taints(pod: &Pod, node: &NodeInfo) -> bool {
-    node.node()
-        .spec
-        .taints
-        .iter()
-        .filter(|taint| taint.effect == "NoSchedule" || taint.effect == "NoExecute")
-        .all(|taint| pod.spec.tolerations.iter().any(|t| tolerates(t, taint)))
-}
-
 impl Priority for EvenPodsSpreadPriority {
     fn name(&self) -> &str {
         "EvenPodsSpreadPriority"
@@ -100,13 +52,7 @@ impl Priority for EvenPodsSpreadPriority {
 
     fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>, candidates: &[Candidate]) -> Box<dyn Scorer> {
         let pod = &ctx.pod;
-        let constraints: Vec<Constraint> = pod
-            .spec
-            .topology_spread_constraints
-            .iter()
-            .filter(|c| c.when_unsatisfiable == SCHEDULE_ANYWAY)
-            .map(|c| Constraint::compile(c, pod))
-            .collect();
+        let constraints = SpreadConstraint::of(pod, SCHEDULE_ANYWAY);
         if constraints.is_empty() {
             return Box::new(NoConstraints);
         }
@@ -142,7 +88,7 @@ impl Priority for EvenPodsSpreadPriority {
                         })
                         .count() as i64
                 };
-                if c.per_node {
+                if c.topology_key == HOSTNAME {
                     // Upstream counts the node's own pods in Score, whatever the policies say.
                     row.push(matching());
                     continue;
@@ -172,7 +118,7 @@ impl Priority for EvenPodsSpreadPriority {
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                let size = if c.per_node {
+                let size = if c.topology_key == HOSTNAME {
                     candidate_rows.len()
                 } else {
                     let mut seen = vec![false; counts[i].len()];
@@ -192,7 +138,7 @@ impl Priority for EvenPodsSpreadPriority {
                 row.as_ref().map(|row| {
                     let mut score = 0.0;
                     for (i, c) in constraints.iter().enumerate() {
-                        let count = if c.per_node {
+                        let count = if c.topology_key == HOSTNAME {
                             row[i]
                         } else {
                             usize::try_from(row[i]).ok().and_then(|d| counts[i].get(d)).copied().unwrap_or(0)
@@ -246,8 +192,10 @@ impl Scorer for Spread {
 mod tests {
     use super::*;
     use crate::cluster::objects::Node;
+    use crate::cluster::objects::Pod;
     use crate::cluster::Snapshot;
     use crate::testing::{NodeBuilder, PodBuilder};
+    use k8s_openapi::api::core::v1::TopologySpreadConstraint;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
     use std::collections::BTreeMap;
 

@@ -8,19 +8,12 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::engine::PodContext;
 use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-
-#[derive(Debug, Clone)]
-pub struct LeastRequested;
+use crate::priorities::{NodeScore, Priority, PriorityArgs, MAX_PRIORITY};
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: LeastRequestedPriority takes none".to_string());
-    }
-    Ok(Arc::new(LeastRequested))
+    NodeScore { name: "LeastRequestedPriority", score }.build(args)
 }
 
 /// Upstream's `leastRequestedScore`: the unused share of the capacity on a 0..=10 scale.
@@ -31,21 +24,10 @@ pub fn least_requested_score(requested: i64, capacity: i64) -> i64 {
     mul_div(capacity - requested, MAX_PRIORITY, capacity)
 }
 
-impl Priority for LeastRequested {
-    fn name(&self) -> &str {
-        "LeastRequestedPriority"
-    }
-
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
-        Box::new(LeastRequested)
-    }
-}
-
-impl Scorer for LeastRequested {
-    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
-        let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
-        (least_requested_score(cpu, cpu_capacity) + least_requested_score(memory, memory_capacity)) / 2
-    }
+/// The score of one node.
+fn score(pod: &PodContext, node: &NodeInfo) -> i64 {
+    let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
+    (least_requested_score(cpu, cpu_capacity) + least_requested_score(memory, memory_capacity)) / 2
 }
 
 #[cfg(test)]

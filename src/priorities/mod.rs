@@ -63,6 +63,40 @@ pub fn known_nodes(candidates: &[Candidate]) -> impl Iterator<Item = &NodeInfo> 
     })
 }
 
+/// A priority that prepares nothing: its name and a score of one node. Most classic priorities
+/// (the resource ones, EqualPriority) are this.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeScore {
+    pub name: &'static str,
+    pub score: fn(&PodContext, &NodeInfo) -> i64,
+}
+
+impl NodeScore {
+    /// Builds it for a Policy entry, which must carry no argument.
+    pub fn build(self, args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+        if args.argument.is_some() {
+            return Err(format!("argument: {} takes none", self.name));
+        }
+        Ok(Arc::new(self))
+    }
+}
+
+impl Priority for NodeScore {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
+        Box::new(*self)
+    }
+}
+
+impl Scorer for NodeScore {
+    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
+        (self.score)(pod, node)
+    }
+}
+
 /// What a priority is built from: its Policy entry's name, its argument (the value under the
 /// argument's key, e.g. the `labelPreference` object) and the Policy-wide settings.
 #[derive(Debug, Clone, Copy)]

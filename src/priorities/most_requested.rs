@@ -9,19 +9,12 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::engine::PodContext;
 use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-
-#[derive(Debug, Clone)]
-pub struct MostRequested;
+use crate::priorities::{NodeScore, Priority, PriorityArgs, MAX_PRIORITY};
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: MostRequestedPriority takes none".to_string());
-    }
-    Ok(Arc::new(MostRequested))
+    NodeScore { name: "MostRequestedPriority", score }.build(args)
 }
 
 /// Upstream's `mostRequestedScore`: the used share of the capacity on a 0..=10 scale.
@@ -32,21 +25,10 @@ pub fn most_requested_score(requested: i64, capacity: i64) -> i64 {
     mul_div(requested, MAX_PRIORITY, capacity)
 }
 
-impl Priority for MostRequested {
-    fn name(&self) -> &str {
-        "MostRequestedPriority"
-    }
-
-    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
-        Box::new(MostRequested)
-    }
-}
-
-impl Scorer for MostRequested {
-    fn score(&self, pod: &PodContext, node: &NodeInfo) -> i64 {
-        let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
-        (most_requested_score(cpu, cpu_capacity) + most_requested_score(memory, memory_capacity)) / 2
-    }
+/// The score of one node.
+fn score(pod: &PodContext, node: &NodeInfo) -> i64 {
+    let (cpu, cpu_capacity, memory, memory_capacity) = cpu_and_memory(pod, node);
+    (most_requested_score(cpu, cpu_capacity) + most_requested_score(memory, memory_capacity)) / 2
 }
 
 #[cfg(test)]

@@ -56,11 +56,7 @@ fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared
     let snapshot = state.store.snapshot();
     let (candidates, request_nodes) = match args.nodes {
         Candidates::Names(names) => {
-            let c = names.into_iter().map(|n| match snapshot.candidate(&n) {
-                Some((node, nominated)) => Candidate::Known(node, nominated),
-                None => Candidate::Unknown(n),
-            });
-            (c.collect::<Vec<_>>(), None)
+            (names.into_iter().map(|n| Candidate::by_name(&snapshot, n)).collect::<Vec<_>>(), None)
         }
         Candidates::Nodes(list) => {
             let mut raws = Vec::with_capacity(list.items.len());
