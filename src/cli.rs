@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::cluster::source::kube::default_connection;
 use crate::quantity::Quantity;
 use crate::server::{ClusterSource, PolicySource, ServeConfig};
 
@@ -50,12 +51,26 @@ pub struct ServeArgs {
 
     /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
     /// multi-document YAML.
-    #[arg(long, value_name = "FILE", conflicts_with = "demo", required_unless_present = "demo")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
     pub cluster_snapshot: Option<PathBuf>,
 
     /// Serve the embedded demo cluster (six nodes in two zones).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub demo: bool,
+
+    /// Watch the cluster of this kubeconfig's current context and bind through its API server.
+    /// Inside a pod, with no source flag, the pod's service account is used.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Live cluster: how long a watch may keep failing before /readyz turns 503.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub max_cache_staleness: Duration,
+
+    /// Live cluster: how long a pod bound by the extender counts on its node before the watch
+    /// confirms the binding (kube-scheduler's assume cache).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    pub assume_ttl: Duration,
 
     /// A scheduler Policy file (JSON or YAML) choosing and ordering the predicates.
     #[arg(long, value_name = "FILE")]
@@ -80,10 +95,15 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    pub fn to_config(&self) -> ServeConfig {
-        let cluster = match &self.cluster_snapshot {
-            Some(path) => ClusterSource::File(path.clone()),
-            None => ClusterSource::Demo,
+    /// The server configuration; `Err` when no cluster source is given or found.
+    pub fn to_config(&self) -> Result<ServeConfig, String> {
+        let cluster = match (&self.cluster_snapshot, self.demo) {
+            (Some(path), _) => ClusterSource::File(path.clone()),
+            (None, true) => ClusterSource::Demo,
+            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
+                Some(connection) => ClusterSource::Kube(connection),
+                None => return Err(NO_SOURCE.to_string()),
+            },
         };
         let mut config = ServeConfig::new(cluster);
         config.listen = self.listen;
@@ -93,9 +113,16 @@ impl ServeArgs {
         config.parallelism = usize::from(self.parallelism);
         config.max_body_bytes = self.max_body_bytes;
         config.request_timeout = self.request_timeout;
-        config
+        config.max_cache_staleness = self.max_cache_staleness;
+        config.assume_ttl = self.assume_ttl;
+        Ok(config)
     }
 }
+
+/// What startup says when no cluster source is given and none is found.
+pub const NO_SOURCE: &str =
+    "no cluster to serve: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
+not set, so this is not one), or use --cluster-snapshot FILE or --demo";
 
 fn parse_url_prefix(s: &str) -> Result<String, String> {
     let trimmed = s.trim_end_matches('/');
@@ -144,7 +171,7 @@ mod tests {
     #[test]
     fn defaults() {
         let a = parse(&["--demo"]).unwrap();
-        let c = a.to_config();
+        let c = a.to_config().unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:8888");
         assert_eq!(c.admin_listen.to_string(), "0.0.0.0:8889");
         assert_eq!(c.url_prefix, "");
@@ -164,7 +191,8 @@ mod tests {
             (vec!["--demo", "--request-timeout", "4"], "--request-timeout"),
             (vec!["--demo", "--log-format", "xml"], "--log-format"),
             (vec!["--demo", "--cluster-snapshot", "c.json"], "--cluster-snapshot"),
-            (vec![], "--cluster-snapshot"),
+            (vec!["--demo", "--kubeconfig", "k.yaml"], "--kubeconfig"),
+            (vec!["--demo", "--assume-ttl", "0s"], "--assume-ttl"),
         ];
         for (args, flag) in cases {
             let e = parse(&args).unwrap_err();

@@ -27,6 +27,13 @@ fn init_logging(format: LogFormat) {
 
 fn serve(args: ServeArgs) -> ExitCode {
     init_logging(args.log_format);
+    let config = match args.to_config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("predicate-extender: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -35,7 +42,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     runtime.block_on(async move {
-        let server = match predicate_extender::server::start(args.to_config()).await {
+        let server = match predicate_extender::server::start(config).await {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("predicate-extender: {e}");

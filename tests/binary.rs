@@ -9,7 +9,12 @@ const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 
 /// Runs `serve` with these arguments and expects it to refuse to start.
 fn startup_error(args: &[&str]) -> (i32, String) {
-    let out = Command::new(BIN).arg("serve").args(args).output().expect("run the binary");
+    let out = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .expect("run the binary");
     assert!(!out.status.success(), "{args:?} started");
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
 }
@@ -96,7 +101,8 @@ fn bad_flags_are_named() {
     for (args, flag) in [
         (vec!["--demo", "--listen", "not-an-address"], "--listen"),
         (vec!["--demo", "--parallelism", "0"], "--parallelism"),
-        (vec![], "--cluster-snapshot"),
+        (vec![], "no cluster to serve: pass --kubeconfig PATH, run inside a pod"),
+        (vec!["--kubeconfig", "/nonexistent/kubeconfig"], "--kubeconfig /nonexistent/kubeconfig: "),
     ] {
         let (_, err) = startup_error(&args);
         assert!(err.contains(flag), "{args:?}: {err}");

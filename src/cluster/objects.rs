@@ -86,6 +86,10 @@ pub struct ObjectMeta {
     pub namespace: String,
     #[serde(deserialize_with = "null_as_default")]
     pub uid: String,
+    /// Read only while an object comes off a watch (it tells the watch where it is); the model
+    /// keeps it empty.
+    #[serde(deserialize_with = "null_as_default")]
+    pub resource_version: String,
     #[serde(deserialize_with = "null_as_default")]
     pub labels: BTreeMap<String, String>,
     #[serde(deserialize_with = "null_as_default")]

@@ -13,7 +13,7 @@ use crate::cluster::label_index::PodIndex;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
-use crate::cluster::ClusterObject;
+use crate::cluster::{ClusterObject, ObjectKey, ObjectKind};
 use crate::selectors::LabelSelector;
 
 /// `(namespace, name)` of a pod.
@@ -201,24 +201,91 @@ impl Snapshot {
             ClusterObject::Node(n) => self.upsert_node(n),
             ClusterObject::Pod(p) => self.upsert_pod(p),
             ClusterObject::Namespace(ns) => {
-                self.namespaces.insert(ns.metadata.name.clone().unwrap_or_default(), Arc::new(ns));
+                self.namespaces.insert(ns.metadata.name.clone().unwrap_or_default(), Arc::from(ns));
             }
             ClusterObject::Service(svc) => {
-                self.services.insert(ns_name(&svc.metadata), Arc::new(svc));
+                self.services.insert(ns_name(&svc.metadata), Arc::from(svc));
             }
-            ClusterObject::PersistentVolume(pv) => self.volumes.upsert_pv(pv),
-            ClusterObject::PersistentVolumeClaim(pvc) => self.volumes.upsert_pvc(pvc),
-            ClusterObject::StorageClass(sc) => self.volumes.upsert_storage_class(sc),
-            ClusterObject::CSINode(c) => self.volumes.upsert_csi_node(c),
+            ClusterObject::PersistentVolume(pv) => self.volumes.upsert_pv(*pv),
+            ClusterObject::PersistentVolumeClaim(pvc) => self.volumes.upsert_pvc(*pvc),
+            ClusterObject::StorageClass(sc) => self.volumes.upsert_storage_class(*sc),
+            ClusterObject::CSINode(c) => self.volumes.upsert_csi_node(*c),
             ClusterObject::ReplicaSet(rs) => {
-                self.replica_sets.insert(ns_name(&rs.metadata), Arc::new(rs));
+                self.replica_sets.insert(ns_name(&rs.metadata), Arc::from(rs));
             }
             ClusterObject::ReplicationController(rc) => {
-                self.replication_controllers.insert(ns_name(&rc.metadata), Arc::new(rc));
+                self.replication_controllers.insert(ns_name(&rc.metadata), Arc::from(rc));
             }
             ClusterObject::StatefulSet(ss) => {
-                self.stateful_sets.insert(ns_name(&ss.metadata), Arc::new(ss));
+                self.stateful_sets.insert(ns_name(&ss.metadata), Arc::from(ss));
             }
+        }
+    }
+
+    /// Removes an object of any kind the model keeps; an unknown key is no change.
+    pub fn remove(&mut self, kind: ObjectKind, (namespace, name): &ObjectKey) {
+        let key = (namespace.clone(), name.clone());
+        match kind {
+            ObjectKind::Node => self.remove_node(name),
+            ObjectKind::Pod => self.remove_pod(&key),
+            ObjectKind::Namespace => {
+                self.namespaces.remove(name);
+            }
+            ObjectKind::Service => {
+                self.services.remove(&key);
+            }
+            ObjectKind::PersistentVolume => self.volumes.remove_pv(name),
+            ObjectKind::PersistentVolumeClaim => self.volumes.remove_pvc(namespace, name),
+            ObjectKind::StorageClass => self.volumes.remove_storage_class(name),
+            ObjectKind::CSINode => self.volumes.remove_csi_node(name),
+            ObjectKind::ReplicaSet => {
+                self.replica_sets.remove(&key);
+            }
+            ObjectKind::ReplicationController => {
+                self.replication_controllers.remove(&key);
+            }
+            ObjectKind::StatefulSet => {
+                self.stateful_sets.remove(&key);
+            }
+        }
+    }
+
+    /// The `(namespace, name)` of every object of a kind (pods: the non-terminal ones it keeps).
+    pub fn keys(&self, kind: ObjectKind) -> Vec<ObjectKey> {
+        fn cluster_scoped<V>(map: &HashMap<String, V>) -> Vec<ObjectKey> {
+            map.keys().map(|n| (String::new(), n.clone())).collect()
+        }
+        fn namespaced<V>(map: &HashMap<PodKey, V>) -> Vec<ObjectKey> {
+            map.keys().cloned().collect()
+        }
+        match kind {
+            ObjectKind::Node => {
+                self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| (String::new(), n.clone())).collect()
+            }
+            ObjectKind::Pod => namespaced(&self.pods),
+            ObjectKind::Namespace => cluster_scoped(&self.namespaces),
+            ObjectKind::Service => namespaced(&self.services),
+            ObjectKind::ReplicaSet => namespaced(&self.replica_sets),
+            ObjectKind::ReplicationController => namespaced(&self.replication_controllers),
+            ObjectKind::StatefulSet => namespaced(&self.stateful_sets),
+            ObjectKind::PersistentVolume
+            | ObjectKind::PersistentVolumeClaim
+            | ObjectKind::StorageClass
+            | ObjectKind::CSINode => self.volumes.keys(kind).unwrap_or_default(),
+        }
+    }
+
+    /// Makes the objects of one kind exactly `objects` (a relist): those not listed are removed,
+    /// the listed ones added or replaced.
+    pub fn replace(&mut self, kind: ObjectKind, objects: Vec<ClusterObject>) {
+        let listed: std::collections::HashSet<ObjectKey> = objects.iter().map(ClusterObject::key).collect();
+        for key in self.keys(kind) {
+            if !listed.contains(&key) {
+                self.remove(kind, &key);
+            }
+        }
+        for object in objects {
+            self.upsert(object);
         }
     }
 

@@ -84,4 +84,21 @@ impl VolumeObjects {
     pub fn remove_csi_node(&mut self, name: &str) {
         self.csi_nodes.remove(name);
     }
+
+    /// The `(namespace, name)` of every object of a volume kind (`None` for other kinds).
+    pub fn keys(&self, kind: crate::cluster::ObjectKind) -> Option<Vec<crate::cluster::ObjectKey>> {
+        use crate::cluster::ObjectKind;
+        let cluster_scoped = |names: Vec<&String>| names.into_iter().map(|n| (String::new(), n.clone())).collect();
+        Some(match kind {
+            ObjectKind::PersistentVolume => cluster_scoped(self.pvs.keys().collect()),
+            ObjectKind::StorageClass => cluster_scoped(self.storage_classes.keys().collect()),
+            ObjectKind::CSINode => cluster_scoped(self.csi_nodes.keys().collect()),
+            ObjectKind::PersistentVolumeClaim => self
+                .pvcs
+                .iter()
+                .flat_map(|(ns, claims)| claims.keys().map(move |name| (ns.clone(), name.clone())))
+                .collect(),
+            _ => return None,
+        })
+    }
 }

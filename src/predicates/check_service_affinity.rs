@@ -186,7 +186,7 @@ mod tests {
     fn fitting(predicate: CheckServiceAffinity, services: Vec<Service>, pods: Vec<Pod>, incoming: Pod) -> Vec<String> {
         let mut snapshot = Snapshot::build(nodes(), pods);
         for s in services {
-            snapshot.upsert(ClusterObject::Service(s));
+            snapshot.upsert(ClusterObject::Service(Box::new(s)));
         }
         let plan = Plan { predicates: vec![Arc::new(predicate)], ..Plan::default() };
         let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
@@ -377,7 +377,7 @@ mod tests {
     #[test]
     fn nominated_pods_join_the_service_pods() {
         let mut snapshot = Snapshot::build(nodes(), []);
-        snapshot.upsert(ClusterObject::Service(web_service()));
+        snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
         let ctx = PodContext::new(web("p").build());
         let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
         assert!(state.selected_by_service && state.first_pod_node.is_none());
@@ -404,7 +404,7 @@ mod tests {
     fn the_incoming_pod_is_not_its_own_fellow() {
         // The pod as the model has it (e.g. re-sent while still known) must not fix its own zone.
         let mut snapshot = Snapshot::build(nodes(), [web("p").node("n2").build()]);
-        snapshot.upsert(ClusterObject::Service(web_service()));
+        snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
         let ctx = PodContext::new(web("p").build());
         let state = State::compute(&ctx, &ClusterView::of(&snapshot));
         assert!(state.first_pod_node.is_none());
@@ -422,7 +422,7 @@ mod tests {
     #[test]
     fn fitting_nodes_do_not_allocate_reasons() {
         let mut snapshot = Snapshot::build(nodes(), [web("old").node("n1").build()]);
-        snapshot.upsert(ClusterObject::Service(web_service()));
+        snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
         let plan = Plan { predicates: vec![Arc::new(zone_predicate())], ..Plan::default() };
         let ctx = PodContext::for_request(web("p").build(), &ClusterView::of(&snapshot), &plan);
         let mut reasons = Vec::new();

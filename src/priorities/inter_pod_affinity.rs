@@ -243,10 +243,10 @@ mod tests {
     }
 
     fn namespace(name: &str, pairs: &[(&str, &str)]) -> ClusterObject {
-        ClusterObject::Namespace(Namespace {
+        ClusterObject::Namespace(Box::new(Namespace {
             metadata: K8sMeta { name: Some(name.to_string()), labels: Some(labels(pairs)), ..Default::default() },
             ..Default::default()
-        })
+        }))
     }
 
     fn cluster(pods: Vec<Pod>) -> Snapshot {

@@ -151,19 +151,19 @@ pub mod test_objects {
 
     /// A Service; `None` leaves `spec.selector` unset.
     pub fn service(namespace: &str, name: &str, selector: Option<&[(&str, &str)]>) -> ClusterObject {
-        ClusterObject::Service(Service {
+        ClusterObject::Service(Box::new(Service {
             metadata: meta(namespace, name),
             spec: Some(ServiceSpec { selector: selector.map(map), ..ServiceSpec::default() }),
             ..Service::default()
-        })
+        }))
     }
 
     pub fn replication_controller(namespace: &str, name: &str, selector: &[(&str, &str)]) -> ClusterObject {
-        ClusterObject::ReplicationController(ReplicationController {
+        ClusterObject::ReplicationController(Box::new(ReplicationController {
             metadata: meta(namespace, name),
             spec: Some(ReplicationControllerSpec { selector: Some(map(selector)), ..Default::default() }),
             ..Default::default()
-        })
+        }))
     }
 
     /// A label selector: `matchLabels` and `matchExpressions` as `(key, operator, values)`.
@@ -184,19 +184,19 @@ pub mod test_objects {
     }
 
     pub fn replica_set(namespace: &str, name: &str, selector: LabelSelector) -> ClusterObject {
-        ClusterObject::ReplicaSet(ReplicaSet {
+        ClusterObject::ReplicaSet(Box::new(ReplicaSet {
             metadata: meta(namespace, name),
             spec: Some(ReplicaSetSpec { selector, ..Default::default() }),
             ..Default::default()
-        })
+        }))
     }
 
     pub fn stateful_set(namespace: &str, name: &str, selector: LabelSelector) -> ClusterObject {
-        ClusterObject::StatefulSet(StatefulSet {
+        ClusterObject::StatefulSet(Box::new(StatefulSet {
             metadata: meta(namespace, name),
             spec: Some(StatefulSetSpec { selector, ..Default::default() }),
             ..Default::default()
-        })
+        }))
     }
 }
 

@@ -1,7 +1,9 @@
-//! The admin listener: `/healthz` (the process serves) and `/readyz` (the cluster model is loaded).
+//! The admin listener: `/healthz` (the process serves) and `/readyz` (the cluster model can answer:
+//! loaded, or with a live source, every watch listed once and none failing for too long).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -10,13 +12,20 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 
-/// A latch: set once the cluster model can answer requests.
+use crate::cluster::source::kube::WatchHealth;
+
+/// Set once the server listens; with a live source, also asks the watches.
 #[derive(Debug, Default)]
 pub struct Readiness {
     ready: AtomicBool,
+    watches: Option<Arc<WatchHealth>>,
 }
 
 impl Readiness {
+    pub fn new(watches: Option<Arc<WatchHealth>>) -> Self {
+        Readiness { ready: AtomicBool::new(false), watches }
+    }
+
     pub fn set_ready(&self) {
         self.ready.store(true, Ordering::Release);
     }
@@ -35,9 +44,15 @@ async fn healthz() -> &'static str {
 }
 
 async fn readyz(State(readiness): State<Arc<Readiness>>) -> impl IntoResponse {
-    if readiness.is_ready() {
-        (StatusCode::OK, Json(json!({"ready": true})))
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"ready": false, "waitingFor": ["cluster model"]})))
+    if !readiness.is_ready() {
+        return (StatusCode::SERVICE_UNAVAILABLE, Json(json!({"ready": false, "notSynced": ["cluster model"]})));
+    }
+    match &readiness.watches {
+        None => (StatusCode::OK, Json(json!({"ready": true}))),
+        Some(watches) => {
+            let report = watches.report(Instant::now());
+            let status = if report.ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+            (status, Json(serde_json::to_value(&report).unwrap_or_else(|_| json!({"ready": report.ready}))))
+        }
     }
 }

@@ -53,6 +53,10 @@ fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared
         (StatusCode::BAD_REQUEST, e.to_string())
     })?;
     let pod_key = args.pod.key();
+    if let Some(message) = state.not_synced() {
+        tracing::info!(verb, pod = %pod_key, "answered before the cluster cache synced");
+        return Err((StatusCode::OK, message));
+    }
     let snapshot = state.store.snapshot();
     let (candidates, request_nodes) = match args.nodes {
         Candidates::Names(names) => {

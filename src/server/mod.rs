@@ -15,7 +15,9 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::bind::{Binder, ModelBinder};
+use crate::bind::{ApiServerBinder, Binder, ModelBinder};
+use crate::cluster::model_writer::ModelWriter;
+use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCHED_KINDS};
 use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::Evaluator;
@@ -31,6 +33,8 @@ pub enum ClusterSource {
     Demo,
     /// A model built in memory (tests, tools).
     Snapshot(Box<Snapshot>),
+    /// A live cluster: list and watch its API server, bind through it.
+    Kube(Connection),
 }
 
 /// Where the plan comes from.
@@ -56,6 +60,12 @@ pub struct ServeConfig {
     pub parallelism: usize,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// Live source: how long a watch may keep failing before `/readyz` turns 503.
+    pub max_cache_staleness: Duration,
+    /// Live source: how long a bound pod counts on its node without the watch confirming it.
+    pub assume_ttl: Duration,
+    /// Live source: list page size, watch timeout, event batching.
+    pub watch: WatchSettings,
 }
 
 impl ServeConfig {
@@ -70,6 +80,9 @@ impl ServeConfig {
             parallelism: 16,
             max_body_bytes: 128 << 20,
             request_timeout: Duration::from_secs(4),
+            max_cache_staleness: Duration::from_secs(60),
+            assume_ttl: Duration::from_secs(30),
+            watch: WatchSettings::default(),
         }
     }
 }
@@ -82,6 +95,23 @@ pub struct AppState {
     pub binder: Arc<dyn Binder>,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
+    /// The live source's watches; `None` for a snapshot or the demo cluster (always synced).
+    pub watches: Option<Arc<WatchHealth>>,
+}
+
+impl AppState {
+    /// Why the model cannot answer yet: the watches that have not listed once.
+    pub fn not_synced(&self) -> Option<String> {
+        let watches = self.watches.as_ref()?;
+        if watches.synced() {
+            return None;
+        }
+        let report = watches.report(std::time::Instant::now());
+        Some(format!(
+            "the extender's cluster cache has not synced with the API server yet (waiting for {})",
+            report.not_synced.join(", ")
+        ))
+    }
 }
 
 /// A startup failure, naming the file or flag at fault.
@@ -91,6 +121,8 @@ pub enum StartError {
     Cluster(#[from] crate::cluster::source::SourceError),
     #[error(transparent)]
     Policy(#[from] crate::policy::PolicyError),
+    #[error(transparent)]
+    Connect(#[from] crate::cluster::source::kube::ConnectError),
     #[error("--parallelism {0}: cannot start the evaluator pool: {1}")]
     Pool(usize, String),
     #[error("{flag} {addr}: cannot listen: {source}")]
@@ -118,6 +150,8 @@ pub struct RunningServer {
     pub store: Arc<ClusterStore>,
     shutdown: watch::Sender<bool>,
     tasks: Vec<JoinHandle<std::io::Result<()>>>,
+    /// The live source's watches, stopped once the listeners have closed.
+    background: Vec<JoinHandle<()>>,
 }
 
 impl RunningServer {
@@ -127,26 +161,51 @@ impl RunningServer {
         for t in self.tasks {
             t.await.map_err(std::io::Error::other)??;
         }
+        for t in self.background {
+            t.abort();
+        }
         Ok(())
     }
 }
 
-fn load_snapshot(source: ClusterSource) -> Result<Snapshot, StartError> {
-    Ok(match source {
-        ClusterSource::File(path) => load_file(&path)?.into_snapshot(),
-        ClusterSource::Demo => demo_objects()?.into_snapshot(),
-        ClusterSource::Snapshot(s) => *s,
+/// The cluster model and how binds reach it, with the live source's watches when there is one.
+struct Model {
+    store: Arc<ClusterStore>,
+    binder: Arc<dyn Binder>,
+    watches: Option<Arc<WatchHealth>>,
+    background: Vec<JoinHandle<()>>,
+}
+
+async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
+    let fixed = |snapshot: Snapshot| {
+        tracing::info!(nodes = snapshot.node_count(), pods = snapshot.pod_count(), "cluster model loaded");
+        let store = Arc::new(ClusterStore::new(snapshot));
+        let binder: Arc<dyn Binder> = Arc::new(ModelBinder::new(Arc::clone(&store)));
+        Model { store, binder, watches: None, background: Vec::new() }
+    };
+    Ok(match &config.cluster {
+        ClusterSource::File(path) => fixed(load_file(path)?.into_snapshot()),
+        ClusterSource::Demo => fixed(demo_objects()?.into_snapshot()),
+        ClusterSource::Snapshot(s) => fixed((**s).clone()),
+        ClusterSource::Kube(connection) => {
+            let client = crate::cluster::source::kube::connect(connection).await?;
+            let store = Arc::new(ClusterStore::new(Snapshot::default()));
+            let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));
+            let watches = Arc::new(WatchHealth::new(WATCHED_KINDS, config.max_cache_staleness));
+            let background = crate::cluster::source::kube::start(&client, &writer, &watches, config.watch);
+            let binder = ApiServerBinder::new(client, writer, config.assume_ttl, config.request_timeout);
+            tracing::info!(?connection, "watching the API server");
+            Model { store, binder: Arc::new(binder), watches: Some(watches), background }
+        }
     })
 }
 
 /// Loads the cluster and the policy, binds both listeners and starts serving.
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
-    let snapshot = load_snapshot(config.cluster)?;
-    tracing::info!(nodes = snapshot.node_count(), pods = snapshot.pod_count(), "cluster model loaded");
-    let plan = match config.policy {
+    let plan = match &config.policy {
         PolicySource::Default => Plan::default_plan(),
-        PolicySource::File(path) => load_policy(&path)?,
-        PolicySource::Plan(plan) => plan,
+        PolicySource::File(path) => load_policy(path)?,
+        PolicySource::Plan(plan) => plan.clone(),
     };
     tracing::info!(
         predicates = ?plan.predicate_names(),
@@ -156,17 +215,6 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     );
     let evaluator =
         Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
-    let store = Arc::new(ClusterStore::new(snapshot));
-    let readiness = Arc::new(Readiness::default());
-    let state = Arc::new(AppState {
-        store: Arc::clone(&store),
-        plan: Arc::new(plan),
-        evaluator: Arc::new(evaluator),
-        binder: Arc::new(ModelBinder::new(Arc::clone(&store))),
-        max_body_bytes: config.max_body_bytes,
-        request_timeout: config.request_timeout,
-    });
-
     let listen = |flag, addr| async move {
         TcpListener::bind(addr).await.map_err(|source| StartError::Listen { flag, addr, source })
     };
@@ -179,6 +227,19 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         addr: config.admin_listen,
         source,
     })?;
+
+    // The model last: the live source starts its watches here.
+    let Model { store, binder, watches, background } = open_model(&config).await?;
+    let readiness = Arc::new(Readiness::new(watches.clone()));
+    let state = Arc::new(AppState {
+        store: Arc::clone(&store),
+        plan: Arc::new(plan),
+        evaluator: Arc::new(evaluator),
+        binder,
+        max_body_bytes: config.max_body_bytes,
+        request_timeout: config.request_timeout,
+        watches,
+    });
 
     let (shutdown, _) = watch::channel(false);
     let serve = |listener: TcpListener, router: Router| {
@@ -197,5 +258,5 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     ];
     readiness.set_ready();
     tracing::info!(verbs = %verbs_addr, admin = %admin_addr, prefix = %config.url_prefix, "listening");
-    Ok(RunningServer { verbs_addr, admin_addr, store, shutdown, tasks })
+    Ok(RunningServer { verbs_addr, admin_addr, store, shutdown, tasks, background })
 }

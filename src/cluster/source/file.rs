@@ -193,29 +193,33 @@ fn add_object<'de, D: serde::Deserializer<'de>>(
             }
             out.pods.push(pod);
         }
-        "Namespace" => {
-            out.others.push(ClusterObject::Namespace(decode(de).map_err(|e| object_error(file, &location, e))?))
-        }
-        "Service" => out.others.push(ClusterObject::Service(decode(de).map_err(|e| object_error(file, &location, e))?)),
-        "PersistentVolume" => {
-            out.others.push(ClusterObject::PersistentVolume(decode(de).map_err(|e| object_error(file, &location, e))?))
-        }
-        "PersistentVolumeClaim" => out
+        "Namespace" => out
             .others
-            .push(ClusterObject::PersistentVolumeClaim(decode(de).map_err(|e| object_error(file, &location, e))?)),
-        "StorageClass" => {
-            out.others.push(ClusterObject::StorageClass(decode(de).map_err(|e| object_error(file, &location, e))?))
+            .push(ClusterObject::Namespace(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
+        "Service" => {
+            out.others.push(ClusterObject::Service(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?)))
         }
-        "CSINode" => out.others.push(ClusterObject::CSINode(decode(de).map_err(|e| object_error(file, &location, e))?)),
-        "ReplicaSet" => {
-            out.others.push(ClusterObject::ReplicaSet(decode(de).map_err(|e| object_error(file, &location, e))?))
-        }
-        "ReplicationController" => out
+        "PersistentVolume" => out
             .others
-            .push(ClusterObject::ReplicationController(decode(de).map_err(|e| object_error(file, &location, e))?)),
-        "StatefulSet" => {
-            out.others.push(ClusterObject::StatefulSet(decode(de).map_err(|e| object_error(file, &location, e))?))
+            .push(ClusterObject::PersistentVolume(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
+        "PersistentVolumeClaim" => out.others.push(ClusterObject::PersistentVolumeClaim(Box::new(
+            decode(de).map_err(|e| object_error(file, &location, e))?,
+        ))),
+        "StorageClass" => out
+            .others
+            .push(ClusterObject::StorageClass(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
+        "CSINode" => {
+            out.others.push(ClusterObject::CSINode(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?)))
         }
+        "ReplicaSet" => out
+            .others
+            .push(ClusterObject::ReplicaSet(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
+        "ReplicationController" => out.others.push(ClusterObject::ReplicationController(Box::new(
+            decode(de).map_err(|e| object_error(file, &location, e))?,
+        ))),
+        "StatefulSet" => out
+            .others
+            .push(ClusterObject::StatefulSet(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
         other => *out.skipped.entry(other.to_string()).or_default() += 1,
     }
     Ok(())

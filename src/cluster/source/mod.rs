@@ -2,5 +2,6 @@
 
 pub mod demo;
 pub mod file;
+pub mod kube;
 
 pub use file::{load_file, parse_objects, Objects, SourceError};

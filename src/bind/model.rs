@@ -1,35 +1,14 @@
-//! Binding a pod to a node. In snapshot and demo mode the cluster model itself is the API server:
-//! the pod is placed on the node at once, so the next filter sees its resources and ports.
+//! Binding into the in-memory cluster model (snapshot and demo mode): the model itself is the API
+//! server, so the pod is placed on the node at once and the next filter sees its resources and
+//! ports.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::bind::{BindError, Binder};
 use crate::cluster::ClusterStore;
 use crate::wire::ExtenderBindingArgs;
-
-/// Why a bind did not happen; the message is what kube-scheduler's user reads.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BindError {
-    /// The pod is not in the cluster model.
-    #[error("pod {0} is not known to the extender")]
-    UnknownPod(String),
-    /// The pod with that name has another UID: it was deleted and re-created.
-    #[error("pod {pod} has UID {actual}, not {requested}: it was deleted and re-created since it was scheduled")]
-    UidMismatch { pod: String, actual: String, requested: String },
-    /// The node is not in the cluster model.
-    #[error("node {0} is not known to the extender")]
-    UnknownNode(String),
-    /// The pod already runs elsewhere.
-    #[error("pod {pod} is already bound to node {bound}, not {requested}")]
-    BoundElsewhere { pod: String, bound: String, requested: String },
-}
-
-/// Binds pods. One implementation writes the cluster model; the API-server one comes with the live
-/// cluster source.
-pub trait Binder: Send + Sync {
-    fn bind(&self, args: ExtenderBindingArgs) -> Pin<Box<dyn Future<Output = Result<(), BindError>> + Send + '_>>;
-}
 
 /// Binds into the in-memory cluster model (snapshot file and demo cluster).
 #[derive(Debug)]

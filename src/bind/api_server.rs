@@ -1,0 +1,189 @@
+//! Binding through the API server (`POST .../pods/{name}/binding`), as kube-scheduler's default
+//! binder does, then assuming the pod on its node in the cluster model so the very next filter
+//! counts it, before the watch reports the binding.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Binding, ObjectReference, Pod as ApiPod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::PostParams;
+use kube::{Api, Client};
+
+use crate::bind::{BindError, Binder};
+use crate::cluster::model_writer::ModelWriter;
+use crate::cluster::objects::Pod;
+use crate::cluster::source::kube::lean::LeanPod;
+use crate::wire::ExtenderBindingArgs;
+
+/// Attempts on connection errors (the request never reached the API server), and the pause
+/// before each retry.
+const CONNECT_RETRIES: [Duration; 2] = [Duration::from_millis(100), Duration::from_millis(400)];
+
+/// Binds through the API server.
+pub struct ApiServerBinder {
+    client: Client,
+    writer: Arc<ModelWriter>,
+    assume_ttl: Duration,
+    /// Deadline of one bind, retries included.
+    timeout: Duration,
+}
+
+impl ApiServerBinder {
+    pub fn new(client: Client, writer: Arc<ModelWriter>, assume_ttl: Duration, timeout: Duration) -> Self {
+        ApiServerBinder { client, writer, assume_ttl, timeout }
+    }
+
+    async fn bind_now(&self, args: &ExtenderBindingArgs) -> Result<(), BindError> {
+        let pod = format!("{}/{}", args.pod_namespace, args.pod_name);
+        match tokio::time::timeout(self.timeout, self.bind_and_assume(args, &pod)).await {
+            Ok(result) => result,
+            Err(_) => Err(BindError::Timeout { pod, after: humantime::format_duration(self.timeout).to_string() }),
+        }
+    }
+
+    async fn bind_and_assume(&self, args: &ExtenderBindingArgs, pod: &str) -> Result<(), BindError> {
+        let api: Api<ApiPod> = Api::namespaced(self.client.clone(), &args.pod_namespace);
+        let binding = Binding {
+            metadata: ObjectMeta {
+                name: Some(args.pod_name.clone()),
+                namespace: Some(args.pod_namespace.clone()),
+                uid: (!args.pod_uid.is_empty()).then(|| args.pod_uid.clone()),
+                ..ObjectMeta::default()
+            },
+            target: ObjectReference {
+                kind: Some("Node".to_string()),
+                name: Some(args.node.clone()),
+                ..ObjectReference::default()
+            },
+        };
+        let mut attempt = 0;
+        let outcome = loop {
+            let result = api
+                .create_subresource::<_, serde_json::Value>("binding", &args.pod_name, &PostParams::default(), &binding)
+                .await;
+            match result {
+                Err(e) if is_connection_error(&e) && attempt < CONNECT_RETRIES.len() => {
+                    tracing::debug!(pod, error = %e, "binding: no connection to the API server; retrying");
+                    tokio::time::sleep(CONNECT_RETRIES[attempt]).await;
+                    attempt += 1;
+                }
+                other => break other,
+            }
+        };
+        match outcome {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) => self.explain_failure(args, pod, status.code, status.message).await?,
+            Err(e) if is_connection_error(&e) => {
+                return Err(BindError::Unreachable {
+                    pod: pod.to_string(),
+                    attempts: CONNECT_RETRIES.len() as u32 + 1,
+                    error: e.to_string(),
+                })
+            }
+            Err(e) => return Err(BindError::Transport { pod: pod.to_string(), error: e.to_string() }),
+        }
+        self.assume(args).await;
+        Ok(())
+    }
+
+    /// Maps an API error to what happened. A 409 is looked into: a pod already bound to this
+    /// very node is success (kube-scheduler retries a bind whose answer it did not get).
+    async fn explain_failure(
+        &self,
+        args: &ExtenderBindingArgs,
+        pod: &str,
+        code: u16,
+        message: String,
+    ) -> Result<(), BindError> {
+        let pod = pod.to_string();
+        match code {
+            404 => Err(BindError::PodGone(pod)),
+            403 => Err(BindError::Forbidden { pod, namespace: args.pod_namespace.clone(), message }),
+            422 => Err(BindError::Invalid { pod, message }),
+            409 => {
+                let api: Api<LeanPod> = Api::namespaced(self.client.clone(), &args.pod_namespace);
+                let current = match api.get(&args.pod_name).await {
+                    Ok(p) => p.object,
+                    Err(kube::Error::Api(s)) if s.code == 404 => return Err(BindError::PodGone(pod)),
+                    Err(_) => return Err(BindError::Conflict { pod, message }),
+                };
+                let uid = &current.metadata.uid;
+                if !args.pod_uid.is_empty() && !uid.is_empty() && *uid != args.pod_uid {
+                    return Err(BindError::UidMismatch { pod, actual: uid.clone(), requested: args.pod_uid.clone() });
+                }
+                match current.spec.node_name.as_str() {
+                    bound if bound == args.node => Ok(()),
+                    "" => Err(BindError::Conflict { pod, message }),
+                    bound => {
+                        Err(BindError::BoundElsewhere { pod, bound: bound.to_string(), requested: args.node.clone() })
+                    }
+                }
+            }
+            _ => Err(BindError::ApiServer { pod, code, message }),
+        }
+    }
+
+    /// Counts the pod on its node in the model now. The pod comes from the model (the watch has
+    /// it, pending) or, when the watch has not delivered it yet, from the API server.
+    async fn assume(&self, args: &ExtenderBindingArgs) {
+        let known = self.writer.store().snapshot().pod(&args.pod_namespace, &args.pod_name).map(|p| p.pod.clone());
+        let same_uid = |p: &Pod| args.pod_uid.is_empty() || p.metadata.uid == args.pod_uid;
+        let pod = match known.filter(same_uid) {
+            Some(p) => p,
+            None => {
+                let api: Api<LeanPod> = Api::namespaced(self.client.clone(), &args.pod_namespace);
+                match api.get(&args.pod_name).await {
+                    Ok(p) => p.object,
+                    Err(e) => {
+                        tracing::warn!(
+                            pod = %format!("{}/{}", args.pod_namespace, args.pod_name),
+                            error = %e,
+                            "bound, but cannot read the pod to assume it; the watch will report it"
+                        );
+                        return;
+                    }
+                }
+            }
+        };
+        let mut watched = pod;
+        if watched.spec.node_name == args.node {
+            // The watch already reports it bound here: nothing to assume.
+            return;
+        }
+        watched.spec.node_name.clear();
+        self.writer.assume(watched, &args.node, self.assume_ttl);
+    }
+}
+
+/// Whether the request failed before reaching the API server (refused, reset, unreachable).
+fn is_connection_error(e: &kube::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            if matches!(
+                io.kind(),
+                ConnectionRefused
+                    | ConnectionReset
+                    | ConnectionAborted
+                    | NotConnected
+                    | AddrNotAvailable
+                    | HostUnreachable
+                    | NetworkUnreachable
+            ) {
+                return true;
+            }
+        }
+        source = err.source();
+    }
+    false
+}
+
+impl Binder for ApiServerBinder {
+    fn bind(&self, args: ExtenderBindingArgs) -> Pin<Box<dyn Future<Output = Result<(), BindError>> + Send + '_>> {
+        Box::pin(async move { self.bind_now(&args).await })
+    }
+}

@@ -1,0 +1,265 @@
+//! Applies watch events to the cluster model, and keeps kube-scheduler's "assume" promise: a pod
+//! bound by this extender counts on its node at once, before the watch reports the binding, and
+//! stops counting if no watch event confirms it within a time-to-live.
+//!
+//! Every change goes through [`ClusterStore::update`]: requests keep reading the snapshot they
+//! started with and see the next one after a pointer swap.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cluster::objects::Pod;
+use crate::cluster::snapshot::PodKey;
+use crate::cluster::{ClusterObject, ClusterStore, ObjectKey, ObjectKind, Snapshot};
+
+/// One change reported by a watch.
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // a pod inline: most changes are pod upserts
+pub enum Change {
+    /// Added or modified.
+    Upsert(ClusterObject),
+    Delete(ObjectKind, ObjectKey),
+}
+
+/// A pod bound by this extender and not yet seen bound by the watch.
+#[derive(Debug, Clone)]
+struct Assumption {
+    uid: String,
+    node: String,
+    expires: Instant,
+    /// The pod as the watch last reported it (unbound): what the model goes back to on expiry.
+    watched: Pod,
+}
+
+/// Writes the cluster model for the live source and the API-server binder.
+#[derive(Debug)]
+pub struct ModelWriter {
+    store: Arc<ClusterStore>,
+    /// Locked only inside `store.update`, so the two locks are always taken in the same order.
+    assumed: Mutex<HashMap<PodKey, Assumption>>,
+}
+
+fn pod_key(pod: &Pod) -> PodKey {
+    (pod.metadata.namespace.clone(), pod.metadata.name.clone())
+}
+
+impl ModelWriter {
+    pub fn new(store: Arc<ClusterStore>) -> Self {
+        ModelWriter { store, assumed: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn store(&self) -> &Arc<ClusterStore> {
+        &self.store
+    }
+
+    fn update<T>(&self, change: impl FnOnce(&mut Snapshot, &mut HashMap<PodKey, Assumption>) -> T) -> T {
+        let out: Result<T, std::convert::Infallible> = self.store.update(|snapshot| {
+            let mut assumed = self.assumed.lock().unwrap_or_else(|p| p.into_inner());
+            Ok(change(snapshot, &mut assumed))
+        });
+        match out {
+            Ok(v) => v,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Applies a batch of watch events as one new snapshot.
+    pub fn apply(&self, changes: Vec<Change>) {
+        if changes.is_empty() {
+            return;
+        }
+        self.update(|snapshot, assumed| {
+            for change in changes {
+                match change {
+                    Change::Upsert(ClusterObject::Pod(pod)) => {
+                        let pod = reconcile(assumed, pod);
+                        snapshot.upsert_pod(pod);
+                    }
+                    Change::Upsert(object) => snapshot.upsert(object),
+                    Change::Delete(kind, key) => {
+                        if kind == ObjectKind::Pod {
+                            assumed.remove(&key);
+                        }
+                        snapshot.remove(kind, &key);
+                    }
+                }
+            }
+        })
+    }
+
+    /// Makes the objects of one kind exactly those of a fresh list, as one new snapshot.
+    pub fn replace(&self, kind: ObjectKind, objects: Vec<ClusterObject>) {
+        self.update(|snapshot, assumed| {
+            let objects = if kind == ObjectKind::Pod {
+                let listed: std::collections::HashSet<ObjectKey> = objects.iter().map(ClusterObject::key).collect();
+                assumed.retain(|key, _| listed.contains(key));
+                objects
+                    .into_iter()
+                    .map(|o| match o {
+                        ClusterObject::Pod(pod) => ClusterObject::Pod(reconcile(assumed, pod)),
+                        other => other,
+                    })
+                    .collect()
+            } else {
+                objects
+            };
+            snapshot.replace(kind, objects);
+        })
+    }
+
+    /// Counts `pod` on `node` now, until the watch confirms the binding or `ttl` passes. `pod` is
+    /// the pod as the watch has it (not yet bound).
+    pub fn assume(&self, pod: Pod, node: &str, ttl: Duration) {
+        let key = pod_key(&pod);
+        self.update(|snapshot, assumed| {
+            let mut bound = pod.clone();
+            bound.spec.node_name = node.to_string();
+            let assumption = Assumption {
+                uid: pod.metadata.uid.clone(),
+                node: node.to_string(),
+                expires: Instant::now() + ttl,
+                watched: pod,
+            };
+            assumed.insert(key, assumption);
+            snapshot.upsert_pod(bound);
+        })
+    }
+
+    /// Forgets the assumptions whose time is up, putting their pods back as the watch last had
+    /// them. Returns the pods and the nodes they had been assumed on.
+    pub fn expire_assumed(&self, now: Instant) -> Vec<(PodKey, String)> {
+        self.update(|snapshot, assumed| {
+            let expired: Vec<PodKey> =
+                assumed.iter().filter(|(_, a)| a.expires <= now).map(|(k, _)| k.clone()).collect();
+            let mut out = Vec::with_capacity(expired.len());
+            for key in expired {
+                if let Some(a) = assumed.remove(&key) {
+                    snapshot.upsert_pod(a.watched);
+                    out.push((key, a.node));
+                }
+            }
+            out
+        })
+    }
+
+    /// How many pods are assumed and not yet confirmed.
+    pub fn assumed_count(&self) -> usize {
+        self.assumed.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// The pod to keep for a watched pod that may be assumed. A report that it is bound (anywhere),
+/// terminal, or a different pod under the same name ends the assumption; an older report of it
+/// unbound keeps it on the assumed node.
+fn reconcile(assumed: &mut HashMap<PodKey, Assumption>, mut pod: Pod) -> Pod {
+    let key = pod_key(&pod);
+    let Some(a) = assumed.get_mut(&key) else { return pod };
+    let same_pod = a.uid.is_empty() || pod.metadata.uid.is_empty() || a.uid == pod.metadata.uid;
+    if !same_pod || !pod.spec.node_name.is_empty() || pod.is_terminal() {
+        assumed.remove(&key);
+        return pod;
+    }
+    a.watched = pod.clone();
+    pod.spec.node_name = a.node.clone();
+    pod
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    fn writer() -> ModelWriter {
+        let snapshot = Snapshot::build(
+            [NodeBuilder::new("n1").build(), NodeBuilder::new("n2").build()],
+            [PodBuilder::new("p").uid("u1").req(&[("cpu", "1")]).build()],
+        );
+        ModelWriter::new(Arc::new(ClusterStore::new(snapshot)))
+    }
+
+    fn cpu_on(w: &ModelWriter, node: &str) -> i64 {
+        w.store.snapshot().node_info(node).unwrap().pods.requested().milli_cpu
+    }
+
+    fn pending() -> Pod {
+        PodBuilder::new("p").uid("u1").req(&[("cpu", "1")]).build()
+    }
+
+    fn bound(node: &str) -> Pod {
+        PodBuilder::new("p").uid("u1").node(node).req(&[("cpu", "1")]).build()
+    }
+
+    const TTL: Duration = Duration::from_secs(30);
+
+    #[test]
+    fn an_assumed_pod_counts_until_the_watch_confirms_it() {
+        let w = writer();
+        w.assume(pending(), "n1", TTL);
+        assert_eq!(cpu_on(&w, "n1"), 1000);
+        // A late event from before the binding does not undo the assumption.
+        w.apply(vec![Change::Upsert(ClusterObject::Pod(pending()))]);
+        assert_eq!(cpu_on(&w, "n1"), 1000);
+        assert_eq!(w.assumed_count(), 1);
+        // The watch confirms: the assumption is over, the pod stays.
+        w.apply(vec![Change::Upsert(ClusterObject::Pod(bound("n1")))]);
+        assert_eq!(w.assumed_count(), 0);
+        assert!(w.expire_assumed(Instant::now() + TTL * 2).is_empty());
+        assert_eq!(cpu_on(&w, "n1"), 1000);
+    }
+
+    #[test]
+    fn an_unconfirmed_assumption_expires_back_to_the_watched_pod() {
+        let w = writer();
+        w.assume(pending(), "n1", TTL);
+        assert!(w.expire_assumed(Instant::now()).is_empty(), "not yet");
+        let expired = w.expire_assumed(Instant::now() + TTL);
+        assert_eq!(expired, vec![(("default".to_string(), "p".to_string()), "n1".to_string())]);
+        assert_eq!(cpu_on(&w, "n1"), 0);
+        assert!(w.store.snapshot().pod("default", "p").unwrap().pod.spec.node_name.is_empty());
+    }
+
+    #[test]
+    fn the_watch_wins_when_it_sees_the_pod_elsewhere_deleted_or_recreated() {
+        let cases: Vec<(&str, Change, i64, i64)> = vec![
+            ("bound elsewhere", Change::Upsert(ClusterObject::Pod(bound("n2"))), 0, 1000),
+            ("deleted", Change::Delete(ObjectKind::Pod, ("default".into(), "p".into())), 0, 0),
+            (
+                "recreated with another uid",
+                Change::Upsert(ClusterObject::Pod(PodBuilder::new("p").uid("u2").req(&[("cpu", "1")]).build())),
+                0,
+                0,
+            ),
+        ];
+        for (name, change, n1, n2) in cases {
+            let w = writer();
+            w.assume(pending(), "n1", TTL);
+            w.apply(vec![change]);
+            assert_eq!(w.assumed_count(), 0, "{name}");
+            assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (n1, n2), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_relist_replaces_a_kind_and_keeps_or_ends_assumptions() {
+        let w = writer();
+        w.assume(pending(), "n1", TTL);
+        // The relist still shows the pod unbound (the list predates the binding): kept.
+        let other = PodBuilder::new("q").node("n2").req(&[("cpu", "2")]).build();
+        w.replace(ObjectKind::Pod, vec![ClusterObject::Pod(pending()), ClusterObject::Pod(other)]);
+        assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (1000, 2000));
+        assert_eq!(w.assumed_count(), 1);
+        // A relist without the pod: it is gone, and so is the assumption.
+        w.replace(ObjectKind::Pod, vec![]);
+        assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (0, 0));
+        assert_eq!(w.assumed_count(), 0);
+        assert_eq!(w.store.snapshot().pod_count(), 0);
+    }
+
+    #[test]
+    fn a_relist_of_nodes_removes_the_unlisted() {
+        let w = writer();
+        w.replace(ObjectKind::Node, vec![ClusterObject::Node(NodeBuilder::new("n3").build())]);
+        assert_eq!(w.store.snapshot().node_names(), vec!["n3"]);
+    }
+}

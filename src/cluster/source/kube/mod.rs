@@ -1,0 +1,127 @@
+//! The live cluster source: lists and watches the API server and keeps the cluster model current.
+
+pub mod health;
+pub mod kinds;
+pub mod lean;
+pub mod watch_loop;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service};
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client};
+use tokio::task::JoinHandle;
+
+use crate::cluster::model_writer::ModelWriter;
+use crate::cluster::ObjectKind;
+pub use health::{HealthReport, WatchHealth};
+use kinds::WatchedKind;
+use lean::{LeanNode, LeanPod};
+pub use watch_loop::WatchSettings;
+
+/// How to reach the API server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Connection {
+    /// `--kubeconfig PATH` (its current context).
+    Kubeconfig(PathBuf),
+    /// The pod's service account (`KUBERNETES_SERVICE_HOST` is set).
+    InCluster,
+}
+
+/// Why the API server client could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("--kubeconfig {path}: {message}")]
+    Kubeconfig { path: String, message: String },
+    #[error("in-cluster configuration (KUBERNETES_SERVICE_HOST is set): {0}")]
+    InCluster(String),
+    #[error("{0}: cannot create the API client: {1}")]
+    Client(String, String),
+}
+
+/// Builds the API client.
+pub async fn connect(connection: &Connection) -> Result<Client, ConnectError> {
+    let (config, label) = match connection {
+        Connection::Kubeconfig(path) => {
+            let fail = |message: String| ConnectError::Kubeconfig { path: path.display().to_string(), message };
+            let kubeconfig = Kubeconfig::read_from(path).map_err(|e| fail(e.to_string()))?;
+            let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            (config, format!("--kubeconfig {}", path.display()))
+        }
+        Connection::InCluster => {
+            let config = kube::Config::incluster().map_err(|e| ConnectError::InCluster(e.to_string()))?;
+            (config, "in-cluster configuration".to_string())
+        }
+    };
+    Client::try_from(config).map_err(|e| ConnectError::Client(label, e.to_string()))
+}
+
+/// Every kind the live source watches.
+pub const WATCHED_KINDS: [ObjectKind; 11] = ObjectKind::ALL;
+
+fn spawn<K: WatchedKind>(
+    client: &Client,
+    writer: &Arc<ModelWriter>,
+    health: &Arc<WatchHealth>,
+    settings: WatchSettings,
+) -> JoinHandle<()> {
+    let api: Api<K> = Api::all(client.clone());
+    tokio::spawn(watch_loop::run(api, Arc::clone(writer), Arc::clone(health), settings))
+}
+
+/// Starts one list-and-watch task per kind, and the task that expires unconfirmed assumptions.
+pub fn start(
+    client: &Client,
+    writer: &Arc<ModelWriter>,
+    health: &Arc<WatchHealth>,
+    settings: WatchSettings,
+) -> Vec<JoinHandle<()>> {
+    let mut tasks = vec![
+        spawn::<LeanNode>(client, writer, health, settings),
+        spawn::<LeanPod>(client, writer, health, settings),
+        spawn::<Namespace>(client, writer, health, settings),
+        spawn::<Service>(client, writer, health, settings),
+        spawn::<PersistentVolume>(client, writer, health, settings),
+        spawn::<PersistentVolumeClaim>(client, writer, health, settings),
+        spawn::<StorageClass>(client, writer, health, settings),
+        spawn::<CSINode>(client, writer, health, settings),
+        spawn::<ReplicaSet>(client, writer, health, settings),
+        spawn::<ReplicationController>(client, writer, health, settings),
+        spawn::<StatefulSet>(client, writer, health, settings),
+    ];
+    tasks.push(tokio::spawn(expire_assumptions(Arc::clone(writer))));
+    tasks
+}
+
+/// Checks the assumptions once a second: at most a second late on a 30s default.
+async fn expire_assumptions(writer: Arc<ModelWriter>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        for ((namespace, name), node) in writer.expire_assumed(Instant::now()) {
+            tracing::warn!(
+                pod = %format!("{namespace}/{name}"),
+                node = %node,
+                "assumed pod expired: no watch event confirmed its binding within --assume-ttl"
+            );
+        }
+    }
+}
+
+/// The connection to use when none is named: in-cluster inside a pod, else none.
+pub fn default_connection(kubeconfig: Option<&Path>) -> Option<Connection> {
+    match kubeconfig {
+        Some(path) => Some(Connection::Kubeconfig(path.to_path_buf())),
+        None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some_and(|v| !v.is_empty()) => {
+            Some(Connection::InCluster)
+        }
+        None => None,
+    }
+}
