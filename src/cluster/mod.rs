@@ -6,6 +6,7 @@ pub mod label_index;
 pub mod model_writer;
 pub mod node_info;
 pub mod objects;
+pub mod resource_list;
 pub mod resources;
 pub mod snapshot;
 pub mod source;

@@ -18,6 +18,7 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::cluster::resource_list::ResourceList;
 use crate::quantity::Quantity;
 
 /// Reads `null` (and a missing field, with `#[serde(default)]`) as the type's default.
@@ -133,8 +134,7 @@ pub struct NodeSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NodeStatus {
-    #[serde(deserialize_with = "null_as_default")]
-    pub allocatable: BTreeMap<String, Quantity>,
+    pub allocatable: ResourceList,
     #[serde(deserialize_with = "objects")]
     pub conditions: Vec<NodeCondition>,
     #[serde(deserialize_with = "null_as_default")]
@@ -172,8 +172,7 @@ pub struct PodSpec {
     pub containers: Vec<Container>,
     #[serde(deserialize_with = "objects")]
     pub init_containers: Vec<Container>,
-    #[serde(deserialize_with = "null_as_default")]
-    pub overhead: BTreeMap<String, Quantity>,
+    pub overhead: ResourceList,
     #[serde(deserialize_with = "null_as_default")]
     pub node_selector: BTreeMap<String, String>,
     pub affinity: Option<Affinity>,
@@ -190,9 +189,17 @@ pub struct PodSpec {
 /// Keeps the volumes the volume predicates read (cloud disks, RBD, iSCSI, CSI, claims, generic
 /// ephemeral volumes) and drops the rest (configMap, secret, projected, emptyDir, ...), which a
 /// pod has many of and no predicate needs.
+fn host_ports_only<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContainerPort>, D::Error> {
+    let all: Option<Vec<ContainerPort>> = Option::deserialize(d)?;
+    let mut kept: Vec<ContainerPort> =
+        all.unwrap_or_default().into_iter().filter(|p| p.host_port.is_some_and(|h| h > 0)).collect();
+    kept.shrink_to_fit();
+    Ok(kept)
+}
+
 fn volumes_that_matter<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Volume>, D::Error> {
     let all: Option<Vec<Volume>> = Option::deserialize(d)?;
-    Ok(all
+    let mut kept: Vec<Volume> = all
         .unwrap_or_default()
         .into_iter()
         .filter(|v| {
@@ -205,7 +212,11 @@ fn volumes_that_matter<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Volume>, D
                 || v.persistent_volume_claim.is_some()
                 || v.ephemeral.is_some()
         })
-        .collect())
+        .collect();
+    // The filter reuses the decoded list's buffer, kilobytes per pod (a Volume is large and every
+    // pod has its service-account volume): give it back.
+    kept.shrink_to_fit();
+    Ok(kept)
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -218,7 +229,8 @@ pub struct Container {
     pub image: String,
     #[serde(deserialize_with = "object")]
     pub resources: ResourceRequirements,
-    #[serde(deserialize_with = "null_as_default")]
+    /// Only the ports that claim a host port (PodFitsHostPorts); the others are dropped.
+    #[serde(deserialize_with = "host_ports_only")]
     pub ports: Vec<ContainerPort>,
     /// `Always` on an init container makes it a sidecar that runs beside the app containers.
     pub restart_policy: Option<String>,
@@ -227,10 +239,8 @@ pub struct Container {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct ResourceRequirements {
-    #[serde(deserialize_with = "null_as_default")]
-    pub requests: BTreeMap<String, Quantity>,
-    #[serde(deserialize_with = "null_as_default")]
-    pub limits: BTreeMap<String, Quantity>,
+    pub requests: ResourceList,
+    pub limits: ResourceList,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -243,7 +253,7 @@ pub struct PodStatus {
 }
 
 /// The first quantity below zero in a resource list, as `(name, quantity)`.
-fn first_negative(list: &BTreeMap<String, Quantity>) -> Option<(&str, &Quantity)> {
+fn first_negative(list: &ResourceList) -> Option<(&str, &Quantity)> {
     list.iter().find(|(_, q)| **q < Quantity::default()).map(|(k, q)| (k.as_str(), q))
 }
 

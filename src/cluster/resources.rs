@@ -2,8 +2,8 @@
 //! bytes, a pod count, and the scalar resources (extended, hugepages, prefixed native, attachable
 //! volumes) by name.
 
-use std::collections::BTreeMap;
 
+use crate::cluster::resource_list::ResourceList;
 use crate::quantity::Quantity;
 
 pub const CPU: &str = "cpu";
@@ -26,7 +26,7 @@ pub struct Resource {
 impl Resource {
     /// Reads a resource list (requests, overhead or allocatable). Names the scheduler does not
     /// count (unprefixed non-native names) are ignored, as upstream.
-    pub fn from_list(list: &BTreeMap<String, Quantity>) -> Self {
+    pub fn from_list(list: &ResourceList) -> Self {
         let mut r = Resource::default();
         for (name, q) in list {
             r.add_named(name, q);
@@ -147,7 +147,7 @@ pub struct NonZero {
 }
 
 impl NonZero {
-    fn of(requests: &BTreeMap<String, Quantity>) -> NonZero {
+    fn of(requests: &ResourceList) -> NonZero {
         let cpu = requests.get(CPU).map(Quantity::milli_value).filter(|v| *v != 0);
         let memory = requests.get(MEMORY).map(Quantity::value).filter(|v| *v != 0);
         NonZero {

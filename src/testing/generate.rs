@@ -126,7 +126,7 @@ pub fn app_pod(rng: &mut Rng, name: &str, app: &str, node: &str, anti_affinity: 
         requests.insert("memory".to_string(), q(&format!("{}Mi", 64 + rng.below(8) * 64)));
         pod.spec.containers.push(Container {
             name: format!("c{c}"),
-            resources: ResourceRequirements { requests, limits: BTreeMap::new() },
+            resources: ResourceRequirements { requests: requests.into_iter().collect(), limits: Default::default() },
             ..Container::default()
         });
     }

@@ -3,7 +3,6 @@
 //! Nodes start schedulable and Ready with 4 cpu, 16Gi memory, 100Gi ephemeral storage and 110 pods,
 //! so a test states only what it is about.
 
-use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
     Affinity, ContainerPort, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
@@ -12,7 +11,7 @@ use k8s_openapi::api::core::v1::{
 use crate::cluster::objects::{Container, Node, NodeCondition, Pod, ResourceRequirements};
 use crate::quantity::Quantity;
 
-fn quantities(list: &[(&str, &str)]) -> BTreeMap<String, Quantity> {
+fn quantities(list: &[(&str, &str)]) -> crate::cluster::resource_list::ResourceList {
     list.iter()
         .map(|(k, v)| {
             let q = Quantity::parse(v).unwrap_or_else(|e| panic!("test quantity {k}={v}: {e}"));
@@ -248,4 +247,5 @@ impl NodeBuilder {
     }
 }
 
+pub mod api_objects;
 pub mod generate;

@@ -1,0 +1,239 @@
+//! Nodes and pods as the API server sends them (JSON with managedFields, status, probes, env,
+//! image lists), for measurements that must go through decoding: the memory the model holds after
+//! a watch delivered a cluster, and snapshot files of realistic size.
+//!
+//! A node is about 13 KB of JSON (3 KB of managedFields, 6 KB of images); a pod 5 to 8 KB.
+
+use serde_json::{json, Value};
+
+use crate::testing::generate::{node_name, ClusterSpec, Rng};
+
+const APPS: u64 = 40;
+const TIME: &str = "2026-11-01T08:00:00Z";
+
+fn managed_field(manager: &str, operation: &str, subresource: Option<&str>, fields: Value) -> Value {
+    let mut entry = json!({
+        "manager": manager, "operation": operation, "apiVersion": "v1", "time": TIME,
+        "fieldsType": "FieldsV1", "fieldsV1": fields,
+    });
+    if let Some(s) = subresource {
+        entry["subresource"] = json!(s);
+    }
+    entry
+}
+
+/// The `i`th node of a cluster of this shape.
+pub fn node(spec: &ClusterSpec, rng: &mut Rng, i: usize) -> Value {
+    let name = node_name(i);
+    let zone = format!("zone-{}", i % spec.zones.max(1));
+    let taints = if rng.percent(spec.tainted_percent) {
+        json!([{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}])
+    } else {
+        json!([])
+    };
+    let resources = json!({"cpu": "15890m", "memory": "61731392Ki", "ephemeral-storage": "98566324Ki",
+                           "hugepages-1Gi": "0", "hugepages-2Mi": "0", "pods": "110"});
+    let capacity = json!({"cpu": "16", "memory": "65842176Ki", "ephemeral-storage": "101445540Ki",
+                          "hugepages-1Gi": "0", "hugepages-2Mi": "0", "pods": "110"});
+    let condition = |t: &str, s: &str, reason: &str, message: &str| {
+        json!({"type": t, "status": s, "lastHeartbeatTime": TIME, "lastTransitionTime": TIME,
+               "reason": reason, "message": message})
+    };
+    let images: Vec<Value> = (0..20 + rng.below(20))
+        .map(|img| {
+            let repo = format!("registry.example.com/team-{}/app-{img}", img % 7);
+            let digest = format!("{:016x}{:016x}{:016x}{:016x}", rng.next_u64(), rng.next_u64(), img, i);
+            json!({"names": [format!("{repo}@sha256:{digest}"), format!("{repo}:v1.{}.{}", rng.below(10), rng.below(30))],
+                   "sizeBytes": 50_000_000 + rng.below(500_000_000)})
+        })
+        .collect();
+    let label_fields = json!({"f:metadata": {"f:labels": {".": {}, "f:beta.kubernetes.io/arch": {},
+        "f:beta.kubernetes.io/os": {}, "f:kubernetes.io/arch": {}, "f:kubernetes.io/hostname": {},
+        "f:kubernetes.io/os": {}, "f:node.kubernetes.io/instance-type": {}, "f:topology.kubernetes.io/region": {},
+        "f:topology.kubernetes.io/zone": {}}, "f:annotations": {".": {}, "f:volumes.kubernetes.io/controller-managed-attach-detach": {}}}});
+    let status_fields = json!({"f:status": {"f:allocatable": {"f:cpu": {}, "f:ephemeral-storage": {}, "f:memory": {}},
+        "f:capacity": {"f:cpu": {}, "f:ephemeral-storage": {}, "f:memory": {}},
+        "f:conditions": {"k:{\"type\":\"DiskPressure\"}": {"f:lastHeartbeatTime": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {}, "f:status": {}},
+            "k:{\"type\":\"MemoryPressure\"}": {"f:lastHeartbeatTime": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {}, "f:status": {}},
+            "k:{\"type\":\"PIDPressure\"}": {"f:lastHeartbeatTime": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {}, "f:status": {}},
+            "k:{\"type\":\"Ready\"}": {"f:lastHeartbeatTime": {}, "f:lastTransitionTime": {}, "f:message": {}, "f:reason": {}, "f:status": {}}},
+        "f:daemonEndpoints": {"f:kubeletEndpoint": {"f:Port": {}}}, "f:images": {}, "f:nodeInfo": {"f:architecture": {},
+            "f:bootID": {}, "f:containerRuntimeVersion": {}, "f:kernelVersion": {}, "f:kubeProxyVersion": {},
+            "f:kubeletVersion": {}, "f:machineID": {}, "f:operatingSystem": {}, "f:osImage": {}, "f:systemUUID": {}}}});
+    json!({
+        "kind": "Node", "apiVersion": "v1",
+        "metadata": {
+            "name": name, "uid": format!("{:016x}-node-{i}", rng.next_u64()), "resourceVersion": format!("{}", 1000 + i),
+            "creationTimestamp": TIME,
+            "labels": {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
+                       "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
+                       "node.kubernetes.io/instance-type": "standard-16", "topology.kubernetes.io/region": "region-1",
+                       "topology.kubernetes.io/zone": zone},
+            "annotations": {"node.alpha.kubernetes.io/ttl": "0",
+                            "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                            "csi.volume.kubernetes.io/nodeid": format!("{{\"pd.csi.storage.gke.io\":\"projects/p/zones/z/instances/{name}\"}}")},
+            "managedFields": [
+                managed_field("kubelet", "Update", None, label_fields),
+                managed_field("kube-controller-manager", "Update", None,
+                    json!({"f:metadata": {"f:annotations": {"f:node.alpha.kubernetes.io/ttl": {}}}, "f:spec": {"f:podCIDR": {}, "f:podCIDRs": {".": {}, "v:\"10.4.0.0/24\"": {}}}})),
+                managed_field("kubelet", "Update", Some("status"), status_fields),
+            ]
+        },
+        "spec": {"podCIDR": format!("10.{}.{}.0/24", i / 256, i % 256), "podCIDRs": [format!("10.{}.{}.0/24", i / 256, i % 256)],
+                 "providerID": format!("gce://project/zone/{name}"), "taints": taints},
+        "status": {
+            "capacity": capacity, "allocatable": resources,
+            "conditions": [
+                condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                condition("PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+                condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
+            ],
+            "addresses": [{"type": "InternalIP", "address": format!("10.128.{}.{}", i / 256, i % 256)},
+                          {"type": "Hostname", "address": name}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"machineID": format!("{:032x}", rng.next_u64()), "systemUUID": format!("{:032x}", rng.next_u64()),
+                         "bootID": format!("{:032x}", rng.next_u64()), "kernelVersion": "6.1.0-18-cloud-amd64",
+                         "osImage": "Debian GNU/Linux 12 (bookworm)", "containerRuntimeVersion": "containerd://1.7.13",
+                         "kubeletVersion": "v1.33.1", "kubeProxyVersion": "v1.33.1", "operatingSystem": "linux",
+                         "architecture": "amd64"},
+            "images": images,
+        }
+    })
+}
+
+/// A pod of a random app on `node` ("" for pending), with 1-3 containers.
+pub fn pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, node: &str) -> Value {
+    let app = format!("app-{}", rng.below(APPS));
+    let namespace = format!("team-{}", app.len() % 5);
+    let anti_affinity = rng.percent(spec.anti_affinity_percent);
+    let containers: Vec<Value> = (0..1 + rng.below(3))
+        .map(|c| {
+            let cpu = format!("{}m", 25 + rng.below(8) * 25);
+            let memory = format!("{}Mi", 64 + rng.below(8) * 64);
+            json!({
+                "name": format!("c{c}"), "image": format!("registry.example.com/team-{}/{app}:v1.{}", c, rng.below(10)),
+                "imagePullPolicy": "IfNotPresent",
+                "ports": [{"name": "http", "containerPort": 8080 + c, "protocol": "TCP"}],
+                "env": [{"name": "APP", "value": app}, {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
+                        {"name": "LOG_LEVEL", "value": "info"}],
+                "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"memory": memory}},
+                "volumeMounts": [{"name": "kube-api-access", "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"},
+                                 {"name": "config", "mountPath": "/etc/app"}],
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080 + c, "scheme": "HTTP"}, "timeoutSeconds": 1,
+                                  "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+                "readinessProbe": {"httpGet": {"path": "/ready", "port": 8080 + c, "scheme": "HTTP"}, "timeoutSeconds": 1,
+                                   "periodSeconds": 5, "successThreshold": 1, "failureThreshold": 3},
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File",
+                "securityContext": {"allowPrivilegeEscalation": false, "runAsNonRoot": true, "capabilities": {"drop": ["ALL"]}}
+            })
+        })
+        .collect();
+    let statuses: Vec<Value> = containers
+        .iter()
+        .map(|c| {
+            json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:{:016x}{:016x}", c["image"].as_str().unwrap_or(""), rng.next_u64(), rng.next_u64()),
+                   "containerID": format!("containerd://{:016x}{:016x}", rng.next_u64(), rng.next_u64()),
+                   "ready": true, "restartCount": 0, "started": true, "state": {"running": {"startedAt": TIME}},
+                   "lastState": {}})
+        })
+        .collect();
+    let mut pod = json!({
+        "kind": "Pod", "apiVersion": "v1",
+        "metadata": {
+            "name": name, "generateName": format!("{app}-7d4b9c-"), "namespace": namespace,
+            "uid": format!("{:016x}-{name}", rng.next_u64()), "resourceVersion": format!("{}", rng.below(1 << 30)),
+            "creationTimestamp": TIME,
+            "labels": {"app": app, "pod-template-hash": "7d4b9c", "app.kubernetes.io/part-of": "shop"},
+            "annotations": {"kubectl.kubernetes.io/restartedAt": TIME, "prometheus.io/scrape": "true"},
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-7d4b9c"),
+                                 "uid": format!("uid-rs-{app}"), "controller": true, "blockOwnerDeletion": true}],
+            "managedFields": [
+                managed_field("kube-controller-manager", "Update", None, json!({"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:pod-template-hash": {}},
+                    "f:ownerReferences": {".": {}, "k:{\"uid\":\"x\"}": {}}}, "f:spec": {"f:containers": {"k:{\"name\":\"c0\"}": {".": {}, "f:env": {}, "f:image": {}, "f:imagePullPolicy": {},
+                    "f:livenessProbe": {}, "f:name": {}, "f:ports": {}, "f:readinessProbe": {}, "f:resources": {}, "f:securityContext": {}, "f:terminationMessagePath": {},
+                    "f:volumeMounts": {}}}, "f:dnsPolicy": {}, "f:enableServiceLinks": {}, "f:restartPolicy": {}, "f:schedulerName": {}, "f:securityContext": {},
+                    "f:terminationGracePeriodSeconds": {}, "f:volumes": {}}})),
+                managed_field("kubelet", "Update", Some("status"), json!({"f:status": {"f:conditions": {"k:{\"type\":\"ContainersReady\"}": {}, "k:{\"type\":\"Initialized\"}": {},
+                    "k:{\"type\":\"Ready\"}": {}}, "f:containerStatuses": {}, "f:hostIP": {}, "f:phase": {}, "f:podIP": {}, "f:podIPs": {}, "f:startTime": {}}})),
+            ]
+        },
+        "spec": {
+            "volumes": [
+                {"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}},
+                {"name": "config", "configMap": {"name": format!("{app}-config"), "defaultMode": 420}}
+            ],
+            "containers": containers,
+            "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+            "serviceAccountName": "default", "serviceAccount": "default", "securityContext": {},
+            "schedulerName": "default-scheduler", "priority": 0, "enableServiceLinks": true, "preemptionPolicy": "PreemptLowerPriority",
+            "tolerations": [
+                {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+                {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
+            ]
+        },
+        "status": {"phase": if node.is_empty() { "Pending" } else { "Running" }, "qosClass": "Burstable"}
+    });
+    if anti_affinity {
+        pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}});
+    }
+    if !node.is_empty() {
+        pod["spec"]["nodeName"] = json!(node);
+        pod["status"] = json!({
+            "phase": "Running", "qosClass": "Burstable", "hostIP": "10.128.0.1", "podIP": "10.4.0.17",
+            "podIPs": [{"ip": "10.4.0.17"}], "startTime": TIME,
+            "conditions": [{"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
+                           {"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
+                           {"type": "ContainersReady", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
+                           {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME}],
+            "containerStatuses": statuses,
+        });
+    }
+    pod
+}
+
+/// The whole cluster as API objects: every node, then its pods.
+pub fn cluster(spec: &ClusterSpec) -> (Vec<Value>, Vec<Value>) {
+    let mut rng = Rng::new(spec.seed);
+    let mut nodes = Vec::with_capacity(spec.nodes);
+    let mut pods = Vec::with_capacity(spec.nodes * spec.pods_per_node);
+    for i in 0..spec.nodes {
+        let n = node(spec, &mut rng, i);
+        let name = node_name(i);
+        for j in 0..spec.pods_per_node {
+            pods.push(pod(spec, &mut rng, &format!("pod-{i}-{j}"), &name));
+        }
+        nodes.push(n);
+    }
+    (nodes, pods)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::objects::{Node, Object, Pod};
+
+    #[test]
+    fn objects_are_realistically_sized_and_decode_into_the_model_types() {
+        let spec = ClusterSpec { nodes: 10, pods_per_node: 5, ..ClusterSpec::default() };
+        let (nodes, pods) = cluster(&spec);
+        let node_bytes: usize = nodes.iter().map(|n| n.to_string().len()).sum::<usize>() / nodes.len();
+        let pod_bytes: usize = pods.iter().map(|p| p.to_string().len()).sum::<usize>() / pods.len();
+        assert!((9_000..18_000).contains(&node_bytes), "node {node_bytes} bytes");
+        assert!((3_000..10_000).contains(&pod_bytes), "pod {pod_bytes} bytes");
+        for n in &nodes {
+            let node: Object<Node> = serde_json::from_value(n.clone()).unwrap();
+            assert!(node.0.status.images.len() >= 20);
+        }
+        for p in &pods {
+            let pod: Object<Pod> = serde_json::from_value(p.clone()).unwrap();
+            assert!(!pod.0.spec.node_name.is_empty());
+            assert!(!pod.0.spec.containers.is_empty());
+        }
+        assert_eq!(cluster(&spec), (nodes, pods), "deterministic");
+    }
+}
