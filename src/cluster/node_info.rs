@@ -18,7 +18,8 @@ pub struct PodInfo {
 }
 
 impl PodInfo {
-    pub fn new(pod: Pod) -> Self {
+    pub fn new(mut pod: Pod) -> Self {
+        pod.shrink_to_fit();
         let requests = pod_requests(&pod);
         let non_zero = pod_non_zero_requests(&pod);
         let host_ports = pod_host_ports(&pod);
@@ -66,7 +67,8 @@ pub struct NodeState {
 }
 
 impl NodeState {
-    pub fn new(node: Node) -> Self {
+    pub fn new(mut node: Node) -> Self {
+        node.shrink_to_fit();
         let allocatable = Resource::from_list(&node.status.allocatable);
         let conditions = NodeConditions::of(&node);
         NodeState { node, allocatable, conditions }
