@@ -74,7 +74,7 @@ pub fn resolve(snapshot: &Snapshot, requested: impl IntoIterator<Item = Requeste
             if !seen.insert(uid.clone()) {
                 continue;
             }
-            match node.pods.pods().iter().find(|p| p.pod.metadata.uid == uid) {
+            match node.pods.pods().iter().find(|p| !uid.is_empty() && p.pod.metadata.uid == uid) {
                 Some(p) => victims.push(Arc::clone(p)),
                 None => out.unknown_victims.push((r.node.clone(), uid)),
             }
