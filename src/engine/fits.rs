@@ -54,6 +54,16 @@ pub enum Passes<R> {
     Double { with_nominated: R, without: Option<R> },
 }
 
+impl<R> Passes<R> {
+    /// The pass that decides the node: the single pass; or pass 2 if it ran, else the failed pass 1.
+    pub fn deciding(self) -> R {
+        match self {
+            Passes::Single(r) => r,
+            Passes::Double { with_nominated, without } => without.unwrap_or(with_nominated),
+        }
+    }
+}
+
 /// Upstream's `podFitsOnNode` double pass, over any `run` of the predicates (`passed` says whether
 /// a pass let the pod fit): pass 1 on a copy of the node with the nominated pods of equal or
 /// higher priority added, and the pod's cluster-wide counts updated for them; if it fails, the
@@ -82,10 +92,7 @@ pub fn double_pass<R>(
 /// [`run_predicates`]): the node fits only if every pass that ran did. Returns the reasons of the
 /// pass that failed; none means the pod fits.
 pub fn fits_on_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> Vec<Reason> {
-    match double_pass(pod, node, nominated, |p, n| run_predicates(plan, p, n), Vec::is_empty) {
-        Passes::Single(reasons) => reasons,
-        Passes::Double { with_nominated, without } => without.unwrap_or(with_nominated),
-    }
+    double_pass(pod, node, nominated, |p, n| run_predicates(plan, p, n), Vec::is_empty).deciding()
 }
 
 #[cfg(test)]
