@@ -26,6 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the extender verbs (/filter, /bind) and the admin endpoints (/healthz, /readyz).
     Serve(ServeArgs),
+    /// Explain why a pod fits each node or not: every predicate's verdict, and the scores.
+    Explain(crate::explain::cli::ExplainArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -164,6 +166,7 @@ mod tests {
         argv.extend_from_slice(args);
         match Cli::try_parse_from(argv) {
             Ok(Cli { command: Command::Serve(a) }) => Ok(a),
+            Ok(Cli { command: other }) => Err(format!("not serve: {other:?}")),
             Err(e) => Err(e.to_string()),
         }
     }

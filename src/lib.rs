@@ -16,6 +16,7 @@ pub mod bind;
 pub mod cli;
 pub mod cluster;
 pub mod engine;
+pub mod explain;
 pub mod policy;
 pub mod predicates;
 pub mod priorities;

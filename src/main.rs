@@ -5,12 +5,29 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use predicate_extender::cli::{Cli, Command, LogFormat, ServeArgs};
+use predicate_extender::explain::cli::ExplainArgs;
+use predicate_extender::explain::table::Style;
 use tracing_subscriber::EnvFilter;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Explain(args) => explain(args),
+    }
+}
+
+fn explain(args: ExplainArgs) -> ExitCode {
+    let style = Style::for_terminal(std::io::stdout().is_terminal(), std::env::var_os("NO_COLOR").as_deref());
+    match predicate_extender::explain::cli::output(&args, style) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("predicate-extender: {e}");
+            ExitCode::from(2)
+        }
     }
 }
 

@@ -183,7 +183,7 @@ async fn always_check_all_predicates_reports_every_reason_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn url_prefix_moves_the_verbs_and_unbuilt_verbs_are_404() {
+async fn url_prefix_moves_the_verbs_and_unknown_verbs_are_404() {
     let mut c = config(ClusterSource::Demo);
     c.url_prefix = "/scheduler".to_string();
     let server = TestServer::start(c).await;
@@ -192,10 +192,12 @@ async fn url_prefix_moves_the_verbs_and_unbuilt_verbs_are_404() {
     assert_eq!((status, feasible(&answer)), (200, vec!["node-b1".to_string()]));
     let (status, _) = server.post_text("/filter", body.clone()).await;
     assert_eq!(status, 404);
-    for verb in ["/scheduler/preempt"] {
-        let (status, text) = server.post_text(verb, body.clone()).await;
-        assert_eq!((status, text.as_str()), (404, ""), "{verb} is not served yet");
-    }
+    let (status, _) = server.post_text("/scheduler/preempt", r#"{"Pod":{}}"#).await;
+    assert_eq!(status, 200, "/preempt moves under the prefix too");
+    let (status, text) = server.post_text("/preempt", r#"{"Pod":{}}"#).await;
+    assert_eq!((status, text.as_str()), (404, ""));
+    let (status, text) = server.post_text("/scheduler/unknown", body.clone()).await;
+    assert_eq!((status, text.as_str()), (404, ""), "verbs that do not exist are 404");
     server.stop().await;
 }
 

@@ -119,6 +119,8 @@ fn check_error_answer(
     }
     let want_shape = if path.ends_with("/bind") {
         serde_json::json!({ "Error": error })
+    } else if path.ends_with("/preempt") {
+        serde_json::json!({ "NodeNameToMetaVictims": {}, "Error": error })
     } else {
         serde_json::json!({
             "Nodes": null,
@@ -771,6 +773,64 @@ async fn hostile_bodies_get_a_4xx_with_an_error_and_the_server_keeps_serving() {
     server.stop().await;
 }
 
+/// /preempt refuses what it cannot read with 4xx, its result object and an `Error`, and keeps
+/// serving.
+#[tokio::test(flavor = "multi_thread")]
+async fn hostile_preempt_bodies_get_a_4xx_with_an_error() {
+    let server = TestServer::demo().await;
+    let deep = 10_000;
+    let meta = |victims: &str| format!(r#"{{"Pod":{WEB2},"NodeNameToMetaVictims":{victims}}}"#);
+    let cases = vec![
+        case("preempt: not JSON", "/preempt", "{", 400, "ExtenderPreemptionArgs"),
+        case("preempt: an array", "/preempt", "[]", 400, "ExtenderPreemptionArgs"),
+        case("preempt: empty body", "/preempt", "", 400, "ExtenderPreemptionArgs"),
+        case("preempt: Pod is an array", "/preempt", r#"{"Pod":[]}"#, 400, "ExtenderPreemptionArgs.Pod"),
+        case("preempt: victims map is an array", "/preempt", meta("[]"), 400, "NodeNameToMetaVictims"),
+        case(
+            "preempt: Pods is an object",
+            "/preempt",
+            meta(r#"{"n":{"Pods":{}}}"#),
+            400,
+            "NodeNameToMetaVictims.n.Pods",
+        ),
+        case("preempt: UID is a number", "/preempt", meta(r#"{"n":{"Pods":[{"UID":5}]}}"#), 400, "Pods[0].UID"),
+        case(
+            "preempt: NumPDBViolations overflows",
+            "/preempt",
+            meta(r#"{"n":{"NumPDBViolations":1e99}}"#),
+            400,
+            "NumPDBViolations",
+        ),
+        case(
+            "preempt: a victim pod with a bad quantity, a % doubled",
+            "/preempt",
+            format!(
+                r#"{{"Pod":{WEB2},"NodeNameToVictims":{{"n":{{"Pods":[{{"spec":{{"containers":[{{"name":"c","resources":{{"requests":{{"cpu":"100%"}}}}}}]}}}}]}}}}}}"#
+            ),
+            400,
+            "100%%",
+        ),
+        case(
+            "preempt: deeply nested victims",
+            "/preempt",
+            meta(&nested_arrays(deep, "")),
+            400,
+            "NodeNameToMetaVictims",
+        ),
+        case(
+            "preempt: deeply nested Pods",
+            "/preempt",
+            meta(&format!(r#"{{"n":{{"Pods":{}}}}}"#, nested_objects(deep, "1"))),
+            400,
+            "Pods",
+        ),
+    ];
+    let failures = failures_of(&server, &cases).await;
+    assert!(failures.is_empty(), "{} mishandled:\n{}", failures.len(), failures.join("\n"));
+    assert_still_answers(&server).await;
+    server.stop().await;
+}
+
 /// Garbage in parts of the pod the extender never reads (volumes, annotations, keys in another
 /// case than the API's) is skipped, not built: it may be answered 200 or 400, but it must be
 /// answered, however deep it nests.
@@ -970,7 +1030,7 @@ async fn an_oversized_body_gets_413_naming_the_limit() {
     assert_eq!(common::feasible(&answer), ["node-b1", "node-b3"], "{text}");
 
     // With Content-Length: one byte over, and far over.
-    for (path, size) in [("/filter", 1025), ("/filter", 1 << 20), ("/bind", 1025)] {
+    for (path, size) in [("/filter", 1025), ("/filter", 1 << 20), ("/bind", 1025), ("/preempt", 1025)] {
         let mut body = names_body(WEB2).into_bytes();
         body.resize(size, b' ');
         let (status, text) = send(&server, path, body).await.unwrap_or_else(|e| panic!("{path} {size}: {e}"));

@@ -195,6 +195,18 @@ impl NodeInfo {
         NodeInfo { state: Arc::clone(&self.state), pods: Arc::new(pods) }
     }
 
+    /// This node without the given pods (matched as [`Pod::is_same_pod`]): what preemption checks
+    /// against once the victims are gone. The sums are recomputed from the pods that stay.
+    pub fn without_pods(&self, removed: &[&Arc<PodInfo>]) -> NodeInfo {
+        let mut pods = NodePods::default();
+        for p in self.pods.pods() {
+            if !removed.iter().any(|r| r.pod.is_same_pod(&p.pod)) {
+                pods.add(Arc::clone(p));
+            }
+        }
+        NodeInfo { state: Arc::clone(&self.state), pods: Arc::new(pods) }
+    }
+
     /// A node with these pods on it, for tests and tools.
     pub fn from_parts(node: Node, pods: impl IntoIterator<Item = Pod>) -> NodeInfo {
         let mut node_pods = NodePods::default();
@@ -284,6 +296,21 @@ mod tests {
         assert_eq!(pods.pods_with_affinity().len(), 1);
         assert!(pods.remove(&anti));
         assert!(pods.pods_with_affinity().is_empty());
+    }
+
+    #[test]
+    fn without_pods_recomputes_the_sums_and_leaves_the_original() {
+        let a = PodBuilder::new("a").req(&[("cpu", "1")]).host_port(80, "", "").build();
+        let b = PodBuilder::new("b").req(&[("cpu", "2")]).build();
+        let info = NodeInfo::from_parts(NodeBuilder::new("n").build(), [a.clone(), b]);
+        let victim = Arc::clone(&info.pods.pods()[0]);
+        let stranger = Arc::new(PodInfo::new(PodBuilder::new("x").req(&[("cpu", "1")]).build()));
+        let without = info.without_pods(&[&victim, &stranger]);
+        assert_eq!(without.pods.pods().len(), 1);
+        assert_eq!(without.pods.requested().milli_cpu, 2000);
+        assert!(without.pods.used_ports().is_empty());
+        assert_eq!(info.pods.requested().milli_cpu, 3000);
+        assert_eq!(info.pods.pods().len(), 2);
     }
 
     #[test]

@@ -250,6 +250,21 @@ pub struct PodStatus {
     pub phase: String,
     #[serde(deserialize_with = "null_as_default")]
     pub nominated_node_name: String,
+    /// When the kubelet started the pod (`status.startTime`): among victims of equal priority the
+    /// earlier started is the more important (upstream's `MoreImportantPod`).
+    #[serde(deserialize_with = "rfc3339")]
+    pub start_time: Option<std::time::SystemTime>,
+}
+
+/// An RFC 3339 time as the API server writes it (`2024-05-01T10:00:00Z`, fractions allowed), or
+/// `null`.
+fn rfc3339<'de, D: Deserializer<'de>>(d: D) -> Result<Option<std::time::SystemTime>, D::Error> {
+    let Some(text) = Option::<String>::deserialize(d)? else { return Ok(None) };
+    humantime::parse_rfc3339_weak(&text).map(Some).map_err(|e| {
+        serde::de::Error::custom(format!(
+            "invalid time {text:?}: {e}; expected RFC 3339 in UTC such as 2024-05-01T10:00:00Z"
+        ))
+    })
 }
 
 /// The first quantity below zero in a resource list, as `(name, quantity)`.
@@ -387,6 +402,16 @@ mod tests {
         .unwrap();
         let names: Vec<_> = pod.spec.volumes.iter().map(|v| v.name.as_str()).collect();
         assert_eq!(names, ["data", "pd"]);
+    }
+
+    #[test]
+    fn start_time_is_read_as_a_time() {
+        let at = |json: &str| serde_json::from_str::<Pod>(json).map(|p| p.status.start_time).map_err(|e| e.to_string());
+        let t = at(r#"{"status":{"startTime":"2024-05-01T10:00:00Z"}}"#).unwrap().unwrap();
+        assert_eq!(humantime::format_rfc3339(t).to_string(), "2024-05-01T10:00:00Z");
+        assert_eq!(at(r#"{"status":{"startTime":null}}"#), Ok(None));
+        assert_eq!(at(r#"{"status":{}}"#), Ok(None));
+        assert!(at(r#"{"status":{"startTime":"yesterday"}}"#).unwrap_err().contains("invalid time \"yesterday\""));
     }
 
     #[test]

@@ -6,46 +6,93 @@ use std::sync::Arc;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::PodContext;
 use crate::policy::Plan;
-use crate::predicates::Reason;
+use crate::predicates::{Predicate, Reason};
 
 /// Runs the plan's predicates in order. Stops at the first predicate that fails unless the plan
 /// says `alwaysCheckAllPredicates`. Returns the reasons; none means the pod fits.
 pub fn run_predicates(plan: &Plan, pod: &PodContext, node: &NodeInfo) -> Vec<Reason> {
     let mut reasons = Vec::new();
+    run_predicates_observed(plan, pod, node, &mut reasons, |_, _| {});
+    reasons
+}
+
+/// [`run_predicates`], telling `seen` each predicate that ran and the reasons it gave (none: it
+/// passed), in order: the one predicate loop, which `explain` watches.
+pub fn run_predicates_observed(
+    plan: &Plan,
+    pod: &PodContext,
+    node: &NodeInfo,
+    reasons: &mut Vec<Reason>,
+    mut seen: impl FnMut(&dyn Predicate, &[Reason]),
+) {
     for predicate in &plan.predicates {
         let before = reasons.len();
-        predicate.check(pod, node, &mut reasons);
+        predicate.check(pod, node, reasons);
+        seen(predicate.as_ref(), &reasons[before..]);
         if reasons.len() > before && !plan.always_check_all {
             break;
         }
     }
-    reasons
 }
 
 /// Nominated pods that pass 1 adds to a node: those of priority >= the pod's own, never the pod
 /// itself (a pod may be nominated to the very node it is being checked against).
-fn nominated_to_add<'a>(pod: &'a PodContext, nominated: &'a [Arc<PodInfo>]) -> impl Iterator<Item = &'a Arc<PodInfo>> {
+pub fn nominated_to_add<'a>(
+    pod: &'a PodContext,
+    nominated: &'a [Arc<PodInfo>],
+) -> impl Iterator<Item = &'a Arc<PodInfo>> {
     nominated.iter().filter(move |n| n.pod.priority() >= pod.priority && !n.pod.is_same_pod(&pod.pod))
 }
 
-/// Checks a pod against a node as kube-scheduler's `podFitsOnNode`:
-/// pass 1 on a copy of the node with the nominated pods of equal or higher priority added; if it
-/// fails, the node fails with its reasons. If no pods were added there is no pass 2. Otherwise pass
-/// 2 runs on the node as it is (the nominated pods may never land, and affinity to them must not be
-/// counted on), and the node fits only if both passes do.
-pub fn fits_on_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> Vec<Reason> {
+/// What the passes of [`double_pass`] produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Passes<R> {
+    /// No nominated pod was added: one pass, on the node as it is.
+    Single(R),
+    /// Pass 1 with the nominated pods added; pass 2 on the node as it is, run only if pass 1
+    /// passed.
+    Double { with_nominated: R, without: Option<R> },
+}
+
+impl<R> Passes<R> {
+    /// The pass that decides the node: the single pass; or pass 2 if it ran, else the failed pass 1.
+    pub fn deciding(self) -> R {
+        match self {
+            Passes::Single(r) => r,
+            Passes::Double { with_nominated, without } => without.unwrap_or(with_nominated),
+        }
+    }
+}
+
+/// Upstream's `podFitsOnNode` double pass, over any `run` of the predicates (`passed` says whether
+/// a pass let the pod fit): pass 1 on a copy of the node with the nominated pods of equal or
+/// higher priority added, and the pod's cluster-wide counts updated for them; if it fails, the
+/// node fails. If no pods were added there is no pass 2. Otherwise pass 2 runs on the node as it
+/// is (the nominated pods may never land, and affinity to them must not be counted on).
+pub fn double_pass<R>(
+    pod: &PodContext,
+    node: &NodeInfo,
+    nominated: &[Arc<PodInfo>],
+    mut run: impl FnMut(&PodContext, &NodeInfo) -> R,
+    passed: impl Fn(&R) -> bool,
+) -> Passes<R> {
     let added: Vec<&Arc<PodInfo>> = nominated_to_add(pod, nominated).collect();
     if added.is_empty() {
-        return run_predicates(plan, pod, node);
+        return Passes::Single(run(pod, node));
     }
     let with_nominated = node.with_added_pods(added.iter().copied());
     // Counts that depend on other pods (inter-pod affinity, spread) see the nominated pods too.
     let pod_with_nominated = pod.with_added_pods(node, &added);
-    let first = run_predicates(plan, pod_with_nominated.as_ref().unwrap_or(pod), &with_nominated);
-    if !first.is_empty() {
-        return first;
-    }
-    run_predicates(plan, pod, node)
+    let first = run(pod_with_nominated.as_ref().unwrap_or(pod), &with_nominated);
+    let without = passed(&first).then(|| run(pod, node));
+    Passes::Double { with_nominated: first, without }
+}
+
+/// Checks a pod against a node as kube-scheduler's `podFitsOnNode` ([`double_pass`] over
+/// [`run_predicates`]): the node fits only if every pass that ran did. Returns the reasons of the
+/// pass that failed; none means the pod fits.
+pub fn fits_on_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> Vec<Reason> {
+    double_pass(pod, node, nominated, |p, n| run_predicates(plan, p, n), Vec::is_empty).deciding()
 }
 
 #[cfg(test)]
@@ -176,6 +223,39 @@ mod tests {
         let plan = Plan { predicates: vec![Arc::new(NeedsTwoPods)], ..Plan::default() };
         let reasons = fits_on_node(&plan, &incoming(0), &node(), &[nominated("vip", 100, "100m")]);
         assert_eq!(reasons, vec![Reason::unresolvable("needs two pods")]);
+    }
+
+    #[test]
+    fn observed_run_reports_each_predicate_that_ran() {
+        let tainted = NodeInfo::from_parts(
+            NodeBuilder::new("n1").taint("a", "", "NoSchedule").condition("Ready", "False").build(),
+            [],
+        );
+        let kinds = [Kind::CheckNodeUnschedulable, Kind::CheckNodeCondition, Kind::PodToleratesNodeTaints];
+        for (always, want) in [
+            (false, vec![("CheckNodeUnschedulable", 0), ("CheckNodeCondition", 1)]),
+            (true, vec![("CheckNodeUnschedulable", 0), ("CheckNodeCondition", 1), ("PodToleratesNodeTaints", 1)]),
+        ] {
+            let mut seen = Vec::new();
+            let mut reasons = Vec::new();
+            run_predicates_observed(&plan(&kinds, always), &incoming(0), &tainted, &mut reasons, |p, r| {
+                seen.push((p.name().to_string(), r.len()))
+            });
+            let want: Vec<_> = want.into_iter().map(|(n, c)| (n.to_string(), c)).collect();
+            assert_eq!(seen, want, "always_check_all {always}");
+            assert_eq!(reasons.len(), want.iter().map(|w| w.1).sum::<usize>());
+        }
+    }
+
+    #[test]
+    fn double_pass_shows_both_passes() {
+        let count = |_: &PodContext, n: &NodeInfo| n.pods.pods().len();
+        let passes = double_pass(&incoming(0), &node(), &[nominated("vip", 100, "1")], count, |_| true);
+        assert_eq!(passes, Passes::Double { with_nominated: 2, without: Some(1) });
+        let passes = double_pass(&incoming(0), &node(), &[nominated("vip", 100, "1")], count, |_| false);
+        assert_eq!(passes, Passes::Double { with_nominated: 2, without: None }, "pass 1 failed: no pass 2");
+        let passes = double_pass(&incoming(0), &node(), &[nominated("low", -1, "1")], count, |_| true);
+        assert_eq!(passes, Passes::Single(1));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 pub mod evaluator;
 pub mod fits;
 pub mod pod_context;
+pub mod preempt;
 pub mod prioritize;
 pub mod view;
 

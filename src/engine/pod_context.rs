@@ -86,21 +86,53 @@ impl PodContext {
     /// nominated-pod double pass checks against (upstream's `meta.AddPod`). `None` when no state
     /// depends on other pods, so the context can be used as it is.
     pub fn with_added_pods(&self, node: &NodeInfo, added: &[&Arc<PodInfo>]) -> Option<PodContext> {
+        self.with_changed_pods(node, added, Change::Add)
+    }
+
+    /// This context as it would be if `removed` no longer ran on `node`: what preemption checks
+    /// once the victims are gone (upstream's `meta.RemovePod`). `None` when no state depends on
+    /// other pods.
+    pub fn with_removed_pods(&self, node: &NodeInfo, removed: &[&Arc<PodInfo>]) -> Option<PodContext> {
+        self.with_changed_pods(node, removed, Change::Remove)
+    }
+
+    fn with_changed_pods(&self, node: &NodeInfo, pods: &[&Arc<PodInfo>], change: Change) -> Option<PodContext> {
         if self.inter_pod_affinity.is_none() && self.spread.is_none() && self.service_affinity.is_none() {
             return None;
         }
         let mut ctx = self.clone();
-        for pod in added {
-            if let Some(s) = ctx.inter_pod_affinity.as_mut() {
-                s.add_pod(&self.pod, pod, node);
-            }
-            if let Some(s) = ctx.spread.as_mut() {
-                s.add_pod(&self.pod, pod, node);
-            }
-            if let Some(s) = ctx.service_affinity.as_mut() {
-                s.add_pod(&self.pod, pod, node);
+        for pod in pods {
+            match change {
+                Change::Add => {
+                    if let Some(s) = ctx.inter_pod_affinity.as_mut() {
+                        s.add_pod(&self.pod, pod, node);
+                    }
+                    if let Some(s) = ctx.spread.as_mut() {
+                        s.add_pod(&self.pod, pod, node);
+                    }
+                    if let Some(s) = ctx.service_affinity.as_mut() {
+                        s.add_pod(&self.pod, pod, node);
+                    }
+                }
+                Change::Remove => {
+                    if let Some(s) = ctx.inter_pod_affinity.as_mut() {
+                        s.remove_pod(&self.pod, pod, node);
+                    }
+                    if let Some(s) = ctx.spread.as_mut() {
+                        s.remove_pod(&self.pod, pod, node);
+                    }
+                    if let Some(s) = ctx.service_affinity.as_mut() {
+                        s.remove_pod(&self.pod, pod, node);
+                    }
+                }
             }
         }
         Some(ctx)
     }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    Add,
+    Remove,
 }

@@ -17,11 +17,22 @@ pub fn prioritize(
     candidates: &[Candidate],
     cancel: &CancelFlag,
 ) -> Result<Vec<i64>, Cancelled> {
-    let mut combined = vec![0i64; candidates.len()];
-    let total_weight: i64 = plan.priorities.iter().map(|p| p.weight).sum();
-    if total_weight == 0 {
-        return Ok(combined);
-    }
+    let scores = breakdown(evaluator, plan, pod, view, candidates, cancel)?;
+    Ok(combine(plan, &scores, candidates.len()))
+}
+
+/// Each priority's score of each candidate: per priority of the plan, in plan order, the
+/// normalised score clamped to 0..=10 of each candidate in candidate order (`None` for a node the
+/// model does not know). What `prioritize` combines and `explain` shows.
+pub fn breakdown(
+    evaluator: &Evaluator,
+    plan: &Plan,
+    pod: &PodContext,
+    view: &ClusterView<'_>,
+    candidates: &[Candidate],
+    cancel: &CancelFlag,
+) -> Result<Vec<Vec<Option<i64>>>, Cancelled> {
+    let mut out = Vec::with_capacity(plan.priorities.len());
     for weighted in &plan.priorities {
         let scorer = weighted.priority.prepare(pod, view, candidates);
         let raw = evaluator.map(candidates, cancel, |c| match c {
@@ -31,16 +42,27 @@ pub fn prioritize(
         let mut known: Vec<i64> = raw.iter().flatten().copied().collect();
         scorer.normalize(&mut known);
         let mut known = known.into_iter();
-        for (slot, r) in combined.iter_mut().zip(&raw) {
-            if r.is_some() {
-                *slot += weighted.weight * clamp(known.next().unwrap_or(0));
-            }
+        out.push(raw.iter().map(|r| r.map(|_| clamp(known.next().unwrap_or(0)))).collect());
+    }
+    Ok(out)
+}
+
+/// floor(sum(weight * score) / sum(weight)) per candidate; 0 for all without priorities.
+pub fn combine(plan: &Plan, scores: &[Vec<Option<i64>>], candidates: usize) -> Vec<i64> {
+    let mut combined = vec![0i64; candidates];
+    let total_weight: i64 = plan.priorities.iter().map(|p| p.weight).sum();
+    if total_weight == 0 {
+        return combined;
+    }
+    for (weighted, per_candidate) in plan.priorities.iter().zip(scores) {
+        for (slot, score) in combined.iter_mut().zip(per_candidate) {
+            *slot += weighted.weight * score.unwrap_or(0);
         }
     }
     for score in &mut combined {
         *score /= total_weight;
     }
-    Ok(combined)
+    combined
 }
 
 #[cfg(test)]
@@ -108,6 +130,26 @@ mod tests {
     #[test]
     fn unknown_nodes_score_zero_and_stay_out_of_normalisation() {
         assert_eq!(run(vec![(ByName(true), 1)], &["n5", "unknown", "n10"], 2), [5, 0, 10]);
+    }
+
+    #[test]
+    fn breakdown_gives_each_priority_its_own_scores() {
+        let nodes: Vec<_> = ["n2", "n4"].iter().map(|n| NodeBuilder::new(n).build()).collect();
+        let snapshot = Snapshot::build(nodes, []);
+        let candidates: Vec<Candidate> =
+            ["n2", "unknown", "n4"].iter().map(|n| Candidate::by_name(&snapshot, n.to_string())).collect();
+        let plan = Plan {
+            priorities: vec![
+                WeightedPriority { priority: Arc::new(ByName(false)), weight: 1 },
+                WeightedPriority { priority: Arc::new(ByName(true)), weight: 3 },
+            ],
+            ..Plan::default()
+        };
+        let pod = PodContext::new(PodBuilder::new("p").build());
+        let ev = Evaluator::new(2).unwrap();
+        let scores = breakdown(&ev, &plan, &pod, &ClusterView::of(&snapshot), &candidates, &CancelFlag::new()).unwrap();
+        assert_eq!(scores, vec![vec![Some(2), None, Some(4)], vec![Some(5), None, Some(10)]]);
+        assert_eq!(combine(&plan, &scores, 3), [(2 + 15) / 4, 0, (4 + 30) / 4]);
     }
 
     #[test]

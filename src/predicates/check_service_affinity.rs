@@ -33,8 +33,20 @@ pub struct State {
     /// Whether a Service of the pod's namespace selects the pod. Without one only the pod's
     /// nodeSelector fixes the labels.
     selected_by_service: bool,
-    /// The labels of the node running the first pod of the service, when one runs.
-    first_pod_node: Option<Arc<BTreeMap<String, String>>>,
+    /// The nodes running pods of the service, by name, with how many each runs: the first with a
+    /// pod left is the node of "the first pod". Kept per node so that preemption can take victims
+    /// away (upstream's `removePod`) without walking the cluster again.
+    fellow_nodes: Arc<BTreeMap<String, FellowNode>>,
+    /// The node of the first nominated pod of the service the double pass added: it decides only
+    /// when no placed pod of the service runs (upstream appends it after them).
+    added_node: Option<Arc<BTreeMap<String, String>>>,
+}
+
+/// A node that runs pods of the service.
+#[derive(Debug, Clone)]
+struct FellowNode {
+    pods: usize,
+    labels: Arc<BTreeMap<String, String>>,
 }
 
 /// The pods that count as the incoming pod's fellows: upstream's
@@ -59,35 +71,60 @@ impl State {
             return State::default();
         }
         let fellows = fellows_of(pod);
-        let mut first: Option<NodeInfo> = None;
+        let mut fellow_nodes = BTreeMap::new();
         for node in view.nodes() {
-            if first.as_ref().is_some_and(|f| f.name() <= node.name()) {
-                continue;
-            }
-            let runs_a_fellow = node.pods.pods().iter().any(|p| {
-                p.pod.metadata.namespace == *namespace
-                    && !p.pod.is_same_pod(pod)
-                    && fellows.matches(&p.pod.metadata.labels)
-            });
-            if runs_a_fellow {
-                first = Some(node);
+            let pods = node
+                .pods
+                .pods()
+                .iter()
+                .filter(|p| {
+                    p.pod.metadata.namespace == *namespace
+                        && !p.pod.is_same_pod(pod)
+                        && fellows.matches(&p.pod.metadata.labels)
+                })
+                .count();
+            if pods > 0 {
+                let labels = Arc::new(node.node().metadata.labels.clone());
+                fellow_nodes.insert(node.name().to_string(), FellowNode { pods, labels });
             }
         }
-        State { selected_by_service, first_pod_node: first.map(|n| Arc::new(n.node().metadata.labels.clone())) }
+        State { selected_by_service, fellow_nodes: Arc::new(fellow_nodes), added_node: None }
+    }
+
+    /// The labels of the node running the first pod of the service, when one runs.
+    fn first_pod_node(&self) -> Option<&BTreeMap<String, String>> {
+        let placed = self.fellow_nodes.values().find(|n| n.pods > 0).map(|n| n.labels.as_ref());
+        placed.or(self.added_node.as_deref())
+    }
+
+    /// Whether `other` counts as a pod of the incoming pod's service.
+    fn is_fellow(&self, incoming: &Pod, other: &Pod) -> bool {
+        self.selected_by_service
+            && other.metadata.namespace == incoming.metadata.namespace
+            && !other.is_same_pod(incoming)
+            && fellows_of(incoming).matches(&other.metadata.labels)
     }
 
     /// Updates the state as if `added` ran on `node` (the nominated-pod pass). Upstream appends the
     /// pod to the matching pods, so it only decides when no other pod of the service runs; its node
     /// is `node` (upstream would look the nominated pod's empty `spec.nodeName` up and fail).
     pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
-        if !self.selected_by_service
-            || self.first_pod_node.is_some()
-            || added.pod.metadata.namespace != incoming.metadata.namespace
-            || !fellows_of(incoming).matches(&added.pod.metadata.labels)
-        {
+        if self.first_pod_node().is_some() || !self.is_fellow(incoming, &added.pod) {
             return;
         }
-        self.first_pod_node = Some(Arc::new(node.node().metadata.labels.clone()));
+        self.added_node = Some(Arc::new(node.node().metadata.labels.clone()));
+    }
+
+    /// Updates the state as if `removed` no longer ran on `node` (a preemption victim): upstream's
+    /// `removePod`, which drops it from the matching pods, so the next pod of the service may
+    /// become the first.
+    pub fn remove_pod(&mut self, incoming: &Pod, removed: &Arc<PodInfo>, node: &NodeInfo) {
+        if !self.is_fellow(incoming, &removed.pod) {
+            return;
+        }
+        if let Some(entry) = Arc::make_mut(&mut self.fellow_nodes).get_mut(node.name()) {
+            entry.pods = entry.pods.saturating_sub(1);
+        }
     }
 }
 
@@ -116,7 +153,7 @@ impl Predicate for CheckServiceAffinity {
 
     /// Without the per-request state (a bare `PodContext::new`) only the nodeSelector constrains.
     fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        let from_service = pod.service_affinity.as_ref().and_then(|s| s.first_pod_node.as_deref());
+        let from_service = pod.service_affinity.as_ref().and_then(State::first_pod_node);
         let node_selector = &pod.pod.spec.node_selector;
         let node_labels = &node.node().metadata.labels;
         let violated = self.labels.iter().any(|label| {
@@ -380,15 +417,15 @@ mod tests {
         snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
         let ctx = PodContext::new(web("p").build());
         let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
-        assert!(state.selected_by_service && state.first_pod_node.is_none());
+        assert!(state.selected_by_service && state.first_pod_node().is_none());
         let nominee = |name: &str, app: &str| Arc::new(PodInfo::new(PodBuilder::new(name).label("app", app).build()));
         state.add_pod(&ctx.pod, &nominee("db", "db"), &snapshot.node_info("n1").unwrap());
-        assert!(state.first_pod_node.is_none(), "not a fellow");
+        assert!(state.first_pod_node().is_none(), "not a fellow");
         state.add_pod(&ctx.pod, &nominee("w", "web"), &snapshot.node_info("n2").unwrap());
-        assert_eq!(state.first_pod_node.as_ref().and_then(|l| l.get(ZONE)).map(String::as_str), Some("b"));
+        assert_eq!(state.first_pod_node().and_then(|l| l.get(ZONE)).map(String::as_str), Some("b"));
         state.add_pod(&ctx.pod, &nominee("w2", "web"), &snapshot.node_info("n1").unwrap());
         assert_eq!(
-            state.first_pod_node.as_ref().and_then(|l| l.get(ZONE)).map(String::as_str),
+            state.first_pod_node().and_then(|l| l.get(ZONE)).map(String::as_str),
             Some("b"),
             "appended after the first"
         );
@@ -397,7 +434,31 @@ mod tests {
         let lone = Snapshot::build(nodes(), []);
         let mut state = State::compute(&ctx, &ClusterView::of(&lone));
         state.add_pod(&ctx.pod, &nominee("w", "web"), &lone.node_info("n2").unwrap());
-        assert!(state.first_pod_node.is_none());
+        assert!(state.first_pod_node().is_none());
+    }
+
+    #[test]
+    fn removed_pods_leave_the_service_pods() {
+        // web runs on n1 (zone a) twice and on n2 (zone b) once; n1 comes first by name.
+        let pods = vec![web("w1").node("n1").build(), web("w2").node("n1").build(), web("w3").node("n2").build()];
+        let mut snapshot = Snapshot::build(nodes(), pods.clone());
+        snapshot.upsert(ClusterObject::Service(web_service()));
+        let ctx = PodContext::new(web("p").build());
+        let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        let zone = |s: &State| s.first_pod_node().and_then(|l| l.get(ZONE)).cloned();
+        assert_eq!(zone(&state).as_deref(), Some("a"));
+        let n1 = snapshot.node_info("n1").unwrap();
+        let other = Arc::new(PodInfo::new(PodBuilder::new("db").label("app", "db").node("n1").build()));
+        state.remove_pod(&ctx.pod, &other, &n1);
+        state.remove_pod(&ctx.pod, &Arc::new(PodInfo::new(pods[0].clone())), &n1);
+        assert_eq!(zone(&state).as_deref(), Some("a"), "one web pod still runs on n1");
+        state.remove_pod(&ctx.pod, &Arc::new(PodInfo::new(pods[1].clone())), &n1);
+        assert_eq!(zone(&state).as_deref(), Some("b"), "the next pod of the service is on n2");
+        let n2 = snapshot.node_info("n2").unwrap();
+        state.remove_pod(&ctx.pod, &Arc::new(PodInfo::new(pods[2].clone())), &n2);
+        assert_eq!(zone(&state), None, "no pod of the service runs: the pod is free");
+        // The state computed for the request is not changed by the copy.
+        assert_eq!(zone(&State::compute(&ctx, &ClusterView::of(&snapshot))).as_deref(), Some("a"));
     }
 
     #[test]
@@ -407,7 +468,7 @@ mod tests {
         snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
         let ctx = PodContext::new(web("p").build());
         let state = State::compute(&ctx, &ClusterView::of(&snapshot));
-        assert!(state.first_pod_node.is_none());
+        assert!(state.first_pod_node().is_none());
     }
 
     #[test]

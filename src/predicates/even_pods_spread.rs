@@ -145,6 +145,14 @@ impl Domains {
         }
     }
 
+    /// One matching pod fewer in a domain (never below zero), keeping the minimum exact.
+    fn decrement(&mut self, value: &str) {
+        if let Some(count) = self.counts.get_mut(value) {
+            *count = (*count - 1).max(0);
+            self.min = self.min.min(*count);
+        }
+    }
+
     /// The global minimum the skew is measured from: 0 while there are fewer eligible domains
     /// than `minDomains` (upstream's `minMatchNum`).
     fn global_min(&self, min_domains: i64) -> i64 {
@@ -209,19 +217,29 @@ impl State {
     /// Updates the state as if `added` ran on `node` (the nominated-pod pass): upstream's
     /// `updateWithPod` with a delta of 1.
     pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
+        self.update_with_pod(incoming, &added.pod, node, Domains::increment);
+    }
+
+    /// Updates the state as if `removed` no longer ran on `node` (a preemption victim): upstream's
+    /// `updateWithPod` with a delta of -1. The domain stays, with one pod fewer.
+    pub fn remove_pod(&mut self, incoming: &Pod, removed: &Arc<PodInfo>, node: &NodeInfo) {
+        self.update_with_pod(incoming, &removed.pod, node, Domains::decrement);
+    }
+
+    fn update_with_pod(&mut self, incoming: &Pod, pod: &Pod, node: &NodeInfo, change: fn(&mut Domains, &str)) {
         let State { shared, domains } = self;
         let Some(shared) = shared.as_ref() else { return };
-        if added.pod.metadata.namespace != incoming.metadata.namespace || !shared.has_all_keys(node) {
+        if pod.metadata.namespace != incoming.metadata.namespace || !shared.has_all_keys(node) {
             return;
         }
         let inclusion = shared.inclusion(node);
         let labels = &node.node().metadata.labels;
         for (c, d) in shared.constraints.iter().zip(domains.iter_mut()) {
-            if !c.selector.matches(&added.pod.metadata.labels) || !inclusion.includes(c) {
+            if !c.selector.matches(&pod.metadata.labels) || !inclusion.includes(c) {
                 continue;
             }
             if let Some(value) = labels.get(&c.topology_key) {
-                d.increment(value);
+                change(d, value);
             }
         }
     }
@@ -781,6 +799,34 @@ mod tests {
         // Pass 1 state against the original: the original is untouched.
         let original = State::compute(&ctx, &ClusterView::of(&snapshot));
         assert_eq!(original.domains[0].min, 0);
+    }
+
+    #[test]
+    fn remove_pod_updates_counts_and_minimum() {
+        let pods = vec![
+            PodBuilder::new("w1").label("app", "web").node("n1").build(),
+            PodBuilder::new("w2").label("app", "web").node("n2").build(),
+            PodBuilder::new("w3").label("app", "web").node("n2").build(),
+            PodBuilder::new("o").namespace("other").label("app", "web").node("n1").build(),
+        ];
+        let snapshot = Snapshot::build(
+            vec![zoned("n1", "a").build(), zoned("n2", "b").build(), NodeBuilder::new("n3").build()],
+            pods.clone(),
+        );
+        let ctx = PodContext::new(pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]));
+        let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
+        assert_eq!((state.domains[0].count("a"), state.domains[0].count("b"), state.domains[0].min), (1, 2, 1));
+        let remove = |state: &mut State, i: usize| {
+            let pod = Arc::new(PodInfo::new(pods[i].clone()));
+            state.remove_pod(&ctx.pod, &pod, &snapshot.node_info(&pods[i].spec.node_name).unwrap());
+        };
+        remove(&mut state, 3);
+        assert_eq!(state.domains[0].count("a"), 1, "another namespace's pod was never counted");
+        remove(&mut state, 1);
+        assert_eq!((state.domains[0].count("b"), state.domains[0].min), (1, 1));
+        remove(&mut state, 0);
+        assert_eq!((state.domains[0].count("a"), state.domains[0].min), (0, 0), "the domain stays, empty");
+        assert_eq!(state.domains[0].counts.len(), 2);
     }
 
     #[test]

@@ -43,6 +43,13 @@ pub const ERR_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
 pub const ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
     Reason::resolvable("node(s) didn't satisfy existing pods anti-affinity rules");
 
+/// Whether a pod joins the counts or leaves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    Add,
+    Remove,
+}
+
 /// How many matching pods run in each topology domain: topology key → value → count. Looked up by
 /// `(&str, &str)` without allocating.
 #[derive(Debug, Clone, Default)]
@@ -57,6 +64,31 @@ impl TopologyCounts {
             None => {
                 self.0.insert(key.to_string(), HashMap::from([(value.clone(), 1)]));
             }
+        }
+    }
+
+    /// Uncounts one pod from the domain of `key` of a node with these labels. A domain left
+    /// without pods is forgotten, and a key left without domains too, as upstream deletes empty
+    /// topology pairs: "no pod matches anywhere" must read the same as if it was never counted.
+    fn remove_on(&mut self, key: &str, node_labels: &BTreeMap<String, String>) {
+        let Some(value) = node_labels.get(key) else { return };
+        let Some(values) = self.0.get_mut(key) else { return };
+        if let Some(count) = values.get_mut(value) {
+            *count = count.saturating_sub(1);
+            if *count == 0 {
+                values.remove(value);
+            }
+        }
+        if values.is_empty() {
+            self.0.remove(key);
+        }
+    }
+
+    /// Counts (`Change::Add`) or uncounts (`Change::Remove`) one pod.
+    fn change_on(&mut self, change: Change, key: &str, node_labels: &BTreeMap<String, String>) {
+        match change {
+            Change::Add => self.add_on(key, node_labels),
+            Change::Remove => self.remove_on(key, node_labels),
         }
     }
 
@@ -116,7 +148,7 @@ impl State {
         // snapshot files them by the labels their selectors require).
         for existing in view.snapshot.anti_affinity_candidates(&pod.metadata.labels) {
             if let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) {
-                state.count_anti_affinity_of(&existing.pod, pod, node_labels);
+                state.count_anti_affinity_of(Change::Add, &existing.pod, pod, node_labels);
             }
         }
 
@@ -145,32 +177,49 @@ impl State {
 
     /// Updates the state as if `added` ran on `node` (the nominated-pod pass).
     pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
-        let node_labels = &node.node().metadata.labels;
-        self.count_anti_affinity_of(&added.pod, incoming, node_labels);
-        self.count_against_own_terms(&added.pod, node_labels);
+        self.change(Change::Add, incoming, &added.pod, node);
     }
 
-    /// Counts `other`'s required anti-affinity terms that select the incoming pod, in the domains of
-    /// `other`'s node.
-    fn count_anti_affinity_of(&mut self, other: &Pod, incoming: &Pod, node_labels: &BTreeMap<String, String>) {
+    /// Updates the state as if `removed` no longer ran on `node` (a preemption victim): upstream's
+    /// `RemovePod` of the predicate metadata.
+    pub fn remove_pod(&mut self, incoming: &Pod, removed: &Arc<PodInfo>, node: &NodeInfo) {
+        self.change(Change::Remove, incoming, &removed.pod, node);
+    }
+
+    fn change(&mut self, change: Change, incoming: &Pod, other: &Pod, node: &NodeInfo) {
+        let node_labels = &node.node().metadata.labels;
+        self.count_anti_affinity_of(change, other, incoming, node_labels);
+        self.count_against_own_terms(change, other, node_labels);
+    }
+
+    /// Counts (or uncounts) `other`'s required anti-affinity terms that select the incoming pod, in
+    /// the domains of `other`'s node.
+    fn count_anti_affinity_of(
+        &mut self,
+        change: Change,
+        other: &Pod,
+        incoming: &Pod,
+        node_labels: &BTreeMap<String, String>,
+    ) {
         for term in other.required_anti_affinity_terms() {
             if other_term_selects(other, term, incoming, &self.namespace_labels) {
-                self.existing_anti_affinity_counts.add_on(&term.topology_key, node_labels);
+                self.existing_anti_affinity_counts.change_on(change, &term.topology_key, node_labels);
             }
         }
     }
 
-    /// Counts `other`, on a node with these labels, against the incoming pod's own terms.
-    fn count_against_own_terms(&mut self, other: &Pod, node_labels: &BTreeMap<String, String>) {
+    /// Counts (or uncounts) `other`, on a node with these labels, against the incoming pod's own
+    /// terms.
+    fn count_against_own_terms(&mut self, change: Change, other: &Pod, node_labels: &BTreeMap<String, String>) {
         // Affinity counts a pod only when it matches every term: a single group satisfies them all.
         if !self.affinity_terms.is_empty() && self.affinity_terms.iter().all(|t| t.matches(other)) {
             for term in self.affinity_terms.iter() {
-                self.affinity_counts.add_on(&term.topology_key, node_labels);
+                self.affinity_counts.change_on(change, &term.topology_key, node_labels);
             }
         }
         for term in self.anti_affinity_terms.iter() {
             if term.matches(other) {
-                self.anti_affinity_counts.add_on(&term.topology_key, node_labels);
+                self.anti_affinity_counts.change_on(change, &term.topology_key, node_labels);
             }
         }
     }
@@ -622,6 +671,51 @@ mod tests {
         added.add_pod(&pod, &guard, &node("b1"));
         assert_eq!(on(&added, &pod, "b2"), EXIST);
         assert_eq!(on(&added, &pod, "a1"), OK);
+    }
+
+    /// Removing placed pods from the state gives the verdicts of a state computed without them
+    /// (upstream's `RemovePod`, used by preemption to take the victims away).
+    #[test]
+    fn removed_pods_leave_their_domains() {
+        let db = || placed("db", "a1", &[("app", "db")]).build();
+        let db2 = || placed("db2", "b1", &[("app", "db")]).build();
+        let guard = || anti(placed("guard", "b1", &[]), vec![term(&[("app", "web")], ZONE)]);
+        let web = || PodBuilder::new("p").label("app", "web");
+        // (name, placed pods, incoming pod, names of the pods removed)
+        let cases: Vec<(&str, Vec<Pod>, Pod, Vec<&str>)> = vec![
+            ("anti-affinity cleared", vec![db(), db2()], anti(web(), vec![term(&[("app", "db")], ZONE)]), vec!["db"]),
+            (
+                "anti-affinity, both gone",
+                vec![db(), db2()],
+                anti(web(), vec![term(&[("app", "db")], ZONE)]),
+                vec!["db", "db2"],
+            ),
+            (
+                "affinity loses a domain",
+                vec![db(), db2()],
+                affinity(web(), vec![term(&[("app", "db")], ZONE)]),
+                vec!["db2"],
+            ),
+            (
+                "affinity loses every pod: the first-pod exception applies again",
+                vec![db()],
+                affinity(PodBuilder::new("p").label("app", "db"), vec![term(&[("app", "db")], ZONE)]),
+                vec!["db"],
+            ),
+            ("existing anti-affinity gone with its pod", vec![guard(), db()], web().build(), vec!["guard"]),
+            ("unrelated pod removed", vec![guard(), db()], web().build(), vec!["db"]),
+        ];
+        for (name, pods, pod, removed) in cases {
+            let snapshot = cluster(pods.clone());
+            let mut ctx = context(&snapshot, pod.clone());
+            let state = ctx.inter_pod_affinity.as_mut().unwrap();
+            for p in pods.iter().filter(|p| removed.contains(&p.metadata.name.as_str())) {
+                state.remove_pod(&pod, &nominated(p.clone()), &snapshot.node_info(&p.spec.node_name).unwrap());
+            }
+            let got: Vec<_> = NODES.iter().map(|n| reason_on(&ctx, &snapshot.node_info(n).unwrap())).collect();
+            let kept = pods.into_iter().filter(|p| !removed.contains(&p.metadata.name.as_str())).collect();
+            assert_eq!(got, verdicts(&cluster(kept), pod), "{name}");
+        }
     }
 
     fn plan() -> Plan {

@@ -1,4 +1,5 @@
-//! The verbs: `/filter` and `/bind`.
+//! The verbs `/filter`, `/prioritize` and `/bind`, and what every verb shares (running on the
+//! evaluator's pool within the request deadline).
 //!
 //! Status codes: a body that is not a valid request gets 400 (413 when too large) with the verb's
 //! result object and its `Error` filled. A valid request that cannot be carried out gets 200 with
@@ -23,7 +24,7 @@ use crate::wire::{
 };
 
 /// Cancels the node evaluation when the handler is dropped: the client went away.
-struct CancelOnDrop(CancelFlag);
+pub(crate) struct CancelOnDrop(pub(crate) CancelFlag);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
@@ -84,30 +85,43 @@ fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared
     Ok(Prepared { pod_key, job: Arc::new(job), request_nodes })
 }
 
+/// What [`run_on_pool`] says about the request in its log line and timeout message.
+pub(crate) struct PoolRequest<'a> {
+    pub verb: &'a str,
+    pub pod_key: &'a str,
+    pub nodes: usize,
+    pub cancel: &'a CancelFlag,
+}
+
 /// Runs `work` on the evaluator's pool within the request deadline, cancelling it when the deadline
 /// passes or the client goes away (this future is dropped). `Err` is the message to answer.
-async fn run_on_pool<R: Send + 'static>(
+pub(crate) async fn run_on_pool<J: Send + Sync + 'static, R: Send + 'static>(
     state: &AppState,
-    verb: &str,
-    prepared: &Prepared<'_>,
-    work: impl FnOnce(&RequestJob, &Evaluator) -> Result<R, Cancelled> + Send + 'static,
+    request: PoolRequest<'_>,
+    job: &Arc<J>,
+    work: impl FnOnce(&J, &Evaluator) -> Result<R, Cancelled> + Send + 'static,
 ) -> Result<R, String> {
-    let _cancel_on_drop = CancelOnDrop(prepared.job.cancel.clone());
-    let job = Arc::clone(&prepared.job);
+    let PoolRequest { verb, pod_key, nodes, cancel } = request;
+    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    let job = Arc::clone(job);
     let rx = state.evaluator.spawn(move |ev| work(&job, ev));
     match tokio::time::timeout(state.request_timeout, rx).await {
         Ok(Ok(Ok(v))) => Ok(v),
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
         Err(_elapsed) => {
-            prepared.job.cancel.cancel();
-            let nodes = prepared.job.candidates.len();
-            tracing::warn!(verb, pod = %prepared.pod_key, nodes, "request timed out");
+            cancel.cancel();
+            tracing::warn!(verb, pod = %pod_key, nodes, "request timed out");
             Err(format!(
-                "the {verb} of pod {} over {nodes} nodes did not finish within the request timeout of {}",
-                prepared.pod_key,
+                "the {verb} of pod {pod_key} over {nodes} nodes did not finish within the request timeout of {}",
                 humantime::format_duration(state.request_timeout)
             ))
         }
+    }
+}
+
+impl Prepared<'_> {
+    fn pool_request<'a>(&'a self, verb: &'a str) -> PoolRequest<'a> {
+        PoolRequest { verb, pod_key: &self.pod_key, nodes: self.job.candidates.len(), cancel: &self.job.cancel }
     }
 }
 
@@ -121,7 +135,11 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
         Ok(p) => p,
         Err((status, message)) => return filter_error(status, &message),
     };
-    let verdicts = match run_on_pool(&state, "filter", &prepared, |job, ev| job.filter(ev)).await {
+    let verdicts = match run_on_pool(&state, prepared.pool_request("filter"), &prepared.job, |job: &RequestJob, ev| {
+        job.filter(ev)
+    })
+    .await
+    {
         Ok(v) => v,
         Err(message) => return filter_error(StatusCode::OK, &message),
     };
@@ -220,10 +238,15 @@ pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, 
         Ok(p) => p,
         Err((status, message)) => return error(status, &message),
     };
-    let scores = match run_on_pool(&state, "prioritize", &prepared, |job, ev| job.prioritize(ev)).await {
-        Ok(s) => s,
-        Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
-    };
+    let scores =
+        match run_on_pool(&state, prepared.pool_request("prioritize"), &prepared.job, |job: &RequestJob, ev| {
+            job.prioritize(ev)
+        })
+        .await
+        {
+            Ok(s) => s,
+            Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
+        };
     let list: Vec<HostPriority> = prepared
         .job
         .candidates

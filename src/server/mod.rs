@@ -3,6 +3,7 @@
 pub mod admin;
 pub mod body;
 pub mod handlers;
+pub mod preempt_handler;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -140,6 +141,7 @@ pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
         .route(&format!("{prefix}/filter"), post(handlers::filter))
         .route(&format!("{prefix}/prioritize"), post(handlers::prioritize))
         .route(&format!("{prefix}/bind"), post(handlers::bind))
+        .route(&format!("{prefix}/preempt"), post(preempt_handler::preempt))
         .with_state(state)
 }
 

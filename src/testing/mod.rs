@@ -68,6 +68,12 @@ impl PodBuilder {
         self
     }
 
+    /// Sets `status.startTime`, in seconds after the Unix epoch.
+    pub fn started_at(mut self, secs: u64) -> Self {
+        self.pod.status.start_time = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+        self
+    }
+
     pub fn phase(mut self, phase: &str) -> Self {
         self.pod.status.phase = phase.to_string();
         self

@@ -83,6 +83,17 @@ pub struct MetaVictims {
 #[serde(rename_all = "PascalCase")]
 pub struct ExtenderPreemptionResult {
     pub node_name_to_meta_victims: BTreeMap<String, MetaVictims>,
+    /// Not in upstream's type, which has no error field: written only on non-200 answers, for
+    /// people and logs (kube-scheduler reads no body then; Go would ignore the field anyway).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub error: String,
+}
+
+impl ExtenderPreemptionResult {
+    /// An answer that carries only an error.
+    pub fn error(message: &str) -> Self {
+        ExtenderPreemptionResult { error: go_format_safe(message), ..Default::default() }
+    }
 }
 
 #[cfg(test)]
@@ -130,6 +141,10 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&r).unwrap(),
             r#"{"NodeNameToMetaVictims":{"n1":{"Pods":[{"UID":"u1"}],"NumPDBViolations":0}}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&ExtenderPreemptionResult::error("bad")).unwrap(),
+            r#"{"NodeNameToMetaVictims":{},"Error":"bad"}"#
         );
     }
 }

@@ -1,0 +1,67 @@
+//! `predicate-extender explain`: runs the engine on one pod with `alwaysCheckAllPredicates` on and
+//! reports, per node, every predicate's verdict and reason (both passes of the nominated-pod double
+//! pass where there are two), kube-scheduler's summary line, and the score table of the feasible
+//! nodes. The engine does all the work (`double_pass`, `run_predicates_observed`,
+//! `prioritize::breakdown`); this module only collects and prints.
+//!
+//! - `source.rs`: where the cluster comes from ([`ExplainSource`] → `Snapshot`) and the pod file;
+//! - `report.rs`: the [`Report`], which is also the `--format json` output;
+//! - `summary.rs`: the "0/6 nodes are available: ..." line;
+//! - `table.rs`: the aligned, optionally coloured, table.
+
+pub mod cli;
+pub mod report;
+pub mod source;
+pub mod summary;
+pub mod table;
+
+use std::path::PathBuf;
+
+pub use report::Report;
+pub use source::ExplainSource;
+
+use crate::policy::{load_policy, Plan};
+
+/// Why `explain` could not run. Each message names the flag or file at fault.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// The cluster file or the demo cluster could not be read.
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::source::SourceError),
+    /// The Policy file is invalid.
+    #[error(transparent)]
+    Policy(#[from] crate::policy::PolicyError),
+    /// The pod file does not hold exactly one Pod.
+    #[error("--pod {file}: {message}")]
+    Pod { file: String, message: String },
+    /// `--node` names a node the cluster does not have.
+    #[error("--node {0}: the cluster has no such node")]
+    UnknownNode(String),
+    /// The evaluator could not start.
+    #[error("cannot start the node evaluator: {0}")]
+    Evaluator(String),
+}
+
+/// What to explain, and against what.
+#[derive(Debug, Clone)]
+pub struct ExplainRequest {
+    pub pod_file: PathBuf,
+    pub source: ExplainSource,
+    pub policy: Option<PathBuf>,
+    /// Only this node, when set.
+    pub node: Option<String>,
+}
+
+/// Loads the pod, the cluster and the plan, and explains the pod on every node (or `--node`).
+pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
+    let pod = source::load_pod(&request.pod_file)?;
+    let mut snapshot = source::load_snapshot(&request.source)?;
+    // The pod is explained as if pending: a copy of it in the cluster (kubectl output of a pod
+    // that already runs) must not hold its own resources.
+    snapshot.remove_pod(&(pod.metadata.namespace.clone(), pod.metadata.name.clone()));
+    let plan = match &request.policy {
+        Some(path) => load_policy(path)?,
+        None => Plan::default_plan(),
+    };
+    report::build(&plan, pod, &snapshot, request.node.as_deref())
+}

@@ -1,0 +1,86 @@
+//! Where `explain` gets the cluster and the pod. A new cluster source (the live API server, once
+//! `serve` has one) is one more [`ExplainSource`] variant and one more arm in [`load_snapshot`].
+
+use std::path::{Path, PathBuf};
+
+use crate::cluster::objects::Pod;
+use crate::cluster::source::{demo::demo_objects, load_file};
+use crate::cluster::Snapshot;
+use crate::explain::ExplainError;
+
+/// The cluster `explain` runs against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExplainSource {
+    /// A file of Kubernetes objects (`--cluster-snapshot`).
+    File(PathBuf),
+    /// The embedded demo cluster (`--demo`).
+    Demo,
+}
+
+/// The one place a source becomes a cluster model.
+pub fn load_snapshot(source: &ExplainSource) -> Result<Snapshot, ExplainError> {
+    Ok(match source {
+        ExplainSource::File(path) => load_file(path)?.into_snapshot(),
+        ExplainSource::Demo => demo_objects()?.into_snapshot(),
+    })
+}
+
+/// The pod of a file holding exactly one Pod (YAML or JSON, as `kubectl get pod -o yaml` prints
+/// it), read by the same decoder as cluster files.
+pub fn load_pod(path: &Path) -> Result<Pod, ExplainError> {
+    let file = path.display().to_string();
+    let objects = load_file(path)?;
+    let others = objects.nodes.len() + objects.others.len() + objects.skipped.values().sum::<usize>();
+    let mut pods = objects.pods;
+    match (pods.pop(), pods.is_empty(), others) {
+        (Some(pod), true, 0) => Ok(pod),
+        (None, _, _) => Err(ExplainError::Pod { file, message: "holds no Pod (kind: Pod)".to_string() }),
+        _ => Err(ExplainError::Pod { file, message: "must hold exactly one object, a Pod".to_string() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("explain-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_pod_file_holds_one_pod() {
+        let ok = temp("ok.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n");
+        assert_eq!(load_pod(&ok).unwrap().metadata.name, "p");
+        let cases = [
+            ("none.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n", "holds no Pod (kind: Pod)"),
+            (
+                "more.yaml",
+                "kind: Pod\nmetadata: {name: a}\n---\nkind: Namespace\nmetadata: {name: x}\n",
+                "must hold exactly one object, a Pod",
+            ),
+            ("empty.yaml", "", "holds no Pod (kind: Pod)"),
+            (
+                "two.yaml",
+                "kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n",
+                "must hold exactly one object, a Pod",
+            ),
+        ];
+        for (name, text, want) in cases {
+            let e = load_pod(&temp(name, text)).unwrap_err().to_string();
+            assert!(e.starts_with("--pod ") && e.ends_with(want), "{name}: {e}");
+        }
+        let bad = temp("bad.yaml", "kind: Pod\nspec: {containers: [{name: c, resources: {requests: {cpu: lots}}}]}\n");
+        assert!(load_pod(&bad).unwrap_err().to_string().contains("invalid quantity \"lots\""));
+    }
+
+    #[test]
+    fn sources_load() {
+        assert_eq!(load_snapshot(&ExplainSource::Demo).unwrap().node_count(), 6);
+        let missing = load_snapshot(&ExplainSource::File(PathBuf::from("/nonexistent/cluster.yaml")));
+        assert!(missing.unwrap_err().to_string().starts_with("/nonexistent/cluster.yaml: cannot read"));
+    }
+}

@@ -1,0 +1,96 @@
+//! `/preempt`: `ExtenderPreemptionArgs` in, `ExtenderPreemptionResult` out (always in
+//! `NodeNameToMetaVictims`, which kube-scheduler accepts whether or not it is `nodeCacheCapable`).
+//!
+//! Status codes as the other verbs: 400 (413 when too large) for a body that is not a valid
+//! request, 503 when the evaluation does not finish within the request timeout; both with the
+//! result object and `Error` filled.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+
+use crate::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
+use crate::engine::CancelFlag;
+use crate::server::body::read_body;
+use crate::server::handlers::{run_on_pool, PoolRequest};
+use crate::server::AppState;
+use crate::wire::{ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaPod, MetaVictims};
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(ExtenderPreemptionResult::error(message))).into_response()
+}
+
+/// The answer: the nodes where the pod fits once its victims are gone, with the victims it needs.
+fn result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
+    let node_name_to_meta_victims = selected
+        .into_iter()
+        .map(|v| {
+            let pods = v.uids.into_iter().map(|uid| MetaPod { uid }).collect();
+            (v.node, MetaVictims { pods, num_pdb_violations: v.num_pdb_violations })
+        })
+        .collect();
+    ExtenderPreemptionResult { node_name_to_meta_victims, ..Default::default() }
+}
+
+pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => return error(e.status, &format!("ExtenderPreemptionArgs: {}", e.message)),
+    };
+    let args = match ExtenderPreemptionArgs::decode(&bytes) {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::info!(verb = "preempt", error = %e, "rejected a malformed request");
+            return error(StatusCode::BAD_REQUEST, &e.to_string());
+        }
+    };
+    let pod_key = args.pod.key();
+    let snapshot = state.store.snapshot();
+    let requested = args.node_victims.into_iter().map(|(node, v)| RequestedVictims {
+        node,
+        uids: v.pod_uids,
+        num_pdb_violations: v.num_pdb_violations,
+    });
+    let resolved = resolve(&snapshot, requested);
+    for node in &resolved.unknown_nodes {
+        tracing::info!(verb = "preempt", pod = %pod_key, node = %node, "node is not in the cluster cache: dropped");
+    }
+    for (node, uid) in &resolved.unknown_victims {
+        tracing::info!(
+            verb = "preempt",
+            pod = %pod_key,
+            node = %node,
+            uid = %uid,
+            "victim is not on that node in the cluster cache: left out"
+        );
+    }
+    let job = Arc::new(PreemptJob {
+        plan: Arc::clone(&state.plan),
+        pod: args.pod,
+        snapshot,
+        candidates: resolved.candidates,
+        cancel: CancelFlag::new(),
+    });
+    let nodes = job.candidates.len();
+    let request = PoolRequest { verb: "preempt", pod_key: &pod_key, nodes, cancel: &job.cancel };
+    let selected = match run_on_pool(&state, request, &job, |job: &PreemptJob, ev| job.run(ev)).await {
+        Ok(s) => s,
+        Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
+    };
+    tracing::info!(
+        verb = "preempt",
+        pod = %pod_key,
+        nodes,
+        feasible = selected.len(),
+        victims = selected.iter().map(|v| v.uids.len()).sum::<usize>(),
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "preempted"
+    );
+    (StatusCode::OK, Json(result(selected))).into_response()
+}

@@ -1,0 +1,132 @@
+//! `predicate-extender explain` on snapshot fixtures: the whole output, table (without colour) and
+//! JSON, compared with the files in tests/fixtures/explain/. `UPDATE_EXPLAIN_FIXTURES=1 cargo test
+//! --test explain_output` rewrites them (review the diff).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use clap::Parser;
+use predicate_extender::cli::{Cli, Command as Sub};
+use predicate_extender::explain::cli::output;
+use predicate_extender::explain::table::Style;
+
+const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/explain").join(name)
+}
+
+/// The output of `explain` with these arguments, as the library renders it without colour.
+fn explain(args: &[String]) -> String {
+    let argv = std::iter::once("predicate-extender".to_string()).chain(std::iter::once("explain".to_string()));
+    let cli = Cli::try_parse_from(argv.chain(args.iter().cloned())).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+    let Sub::Explain(args) = cli.command else { panic!("not explain") };
+    output(&args, Style { colour: false }).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn check(expected_file: &str, got: &str) {
+    let path = fixture(expected_file);
+    if std::env::var_os("UPDATE_EXPLAIN_FIXTURES").is_some() {
+        std::fs::write(&path, got).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(got, want, "explain output differs from {expected_file}");
+}
+
+fn args(pod: &str, extra: &[&str]) -> Vec<String> {
+    let mut a = vec![
+        "--cluster-snapshot".to_string(),
+        fixture("cluster.yaml").display().to_string(),
+        "--pod".to_string(),
+        fixture(pod).display().to_string(),
+        "--policy".to_string(),
+        fixture("policy.json").display().to_string(),
+    ];
+    a.extend(extra.iter().map(|s| s.to_string()));
+    a
+}
+
+#[test]
+fn double_pass_where_no_node_fits_table() {
+    // n1: affinity to the nominated db holds in pass 1 only; n2 tainted; n3 full.
+    check("needs-db.txt", &explain(&args("pod-needs-db.yaml", &[])));
+}
+
+#[test]
+fn double_pass_where_no_node_fits_json() {
+    check("needs-db.json", &explain(&args("pod-needs-db.yaml", &["--format", "json"])));
+}
+
+#[test]
+fn feasible_nodes_with_scores_table() {
+    check("small.txt", &explain(&args("pod-small.yaml", &[])));
+}
+
+#[test]
+fn feasible_nodes_with_scores_json() {
+    let got = explain(&args("pod-small.yaml", &["--format", "json"]));
+    check("small.json", &got);
+    let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+    assert_eq!(v["feasible"], serde_json::json!(["n1"]));
+    assert_eq!(v["scores"]["nodes"][0]["node"], "n1");
+}
+
+#[test]
+fn default_policy_on_the_demo_for_one_node() {
+    let demo = |extra: &[&str]| {
+        let mut a: Vec<String> =
+            ["--demo", "--pod", "examples/demo/pod-web-2.yaml"].iter().map(|s| s.to_string()).collect();
+        a[2] = root().join(&a[2]).display().to_string();
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    check("demo-node-b2.txt", &explain(&demo(&["--node", "node-b2"])));
+}
+
+/// The README's explain example, replayed with the real binary (its stdout is a pipe, so no
+/// colour), prints exactly what the README shows.
+#[test]
+fn readme_example_prints_what_the_readme_shows() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let mut lines = readme.lines();
+    let command = lines
+        .by_ref()
+        .find_map(|l| l.strip_prefix("$ predicate-extender explain "))
+        .expect("README has a `$ predicate-extender explain` example");
+    let shown: Vec<&str> = lines.take_while(|l| !l.starts_with("```")).collect();
+    let out = Command::new(BIN).current_dir(root()).arg("explain").args(command.split_whitespace()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(!stdout.contains('\x1b'), "no colour on a pipe");
+    assert_eq!(stdout.lines().collect::<Vec<_>>(), shown);
+}
+
+#[test]
+fn the_binary_reports_bad_flags_and_files() {
+    let run = |args: &[&str]| Command::new(BIN).current_dir(root()).arg("explain").args(args).output().unwrap();
+    let out = run(&["--demo", "--pod", "examples/demo/pod-web-2.yaml", "--node", "node-z9"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "predicate-extender: --node node-z9: the cluster has no such node\n"
+    );
+    let out = run(&["--demo", "--pod", "no-such-pod.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-pod.yaml: cannot read"));
+    let out = run(&["--pod", "examples/demo/pod-web-2.yaml"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cluster-snapshot"), "a cluster source is required");
+    // NO_COLOR is honoured even where colour would otherwise apply; on a pipe there is none anyway.
+    let out = Command::new(BIN)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .args(["explain", "--demo", "--pod", "examples/demo/pod-web-2.yaml", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["feasible"], serde_json::json!(["node-b1", "node-b3"]));
+}
