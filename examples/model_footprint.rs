@@ -89,7 +89,8 @@ fn main() {
         node_json_bytes += n;
         nodes.push(node.into_object());
         for j in 0..spec.pods_per_node {
-            let (pod, n) = decode::<LeanPod>(&api_objects::pod(&spec, &mut rng, &format!("pod-{i}-{j}"), &node_name(i)));
+            let (pod, n) =
+                decode::<LeanPod>(&api_objects::pod(&spec, &mut rng, &format!("pod-{i}-{j}"), &node_name(i)));
             pod_json_bytes += n;
             pods.push(pod.into_object());
         }

@@ -101,7 +101,7 @@ fn bad_flags_are_named() {
     for (args, flag) in [
         (vec!["--demo", "--listen", "not-an-address"], "--listen"),
         (vec!["--demo", "--parallelism", "0"], "--parallelism"),
-        (vec![], "no cluster to serve: pass --kubeconfig PATH, run inside a pod"),
+        (vec![], "no cluster given: pass --kubeconfig PATH, run inside a pod"),
         (vec!["--kubeconfig", "/nonexistent/kubeconfig"], "--kubeconfig /nonexistent/kubeconfig: "),
     ] {
         let (_, err) = startup_error(&args);

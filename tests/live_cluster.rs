@@ -371,3 +371,31 @@ async fn bind_reports_a_slow_api_server_and_an_unreachable_one() {
     let error = bind(&server, "p", "", "n1").await;
     assert!(error.contains("the API server is unreachable after 3 attempts"), "{error}");
 }
+
+#[tokio::test]
+async fn explain_lists_a_live_cluster_once() {
+    let api = FakeApiServer::start().await;
+    api.apply(node_json("n1", "4", "8Gi", "110"));
+    api.apply(node_json("n2", "4", "8Gi", "110"));
+    api.apply(pod_json("default", "big", "n1", "3500m"));
+    let dir = tempfile::tempdir().unwrap();
+    let pod_file = dir.path().join("pod.json");
+    std::fs::write(&pod_file, incoming("incoming", "1").to_string()).unwrap();
+    let kubeconfig = api.kubeconfig_path();
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_predicate-extender"))
+            .args(["explain", "--format", "json", "--pod"])
+            .arg(&pod_file)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let text = report.to_string();
+    assert!(text.contains("Insufficient cpu"), "n1 is full in the listed cluster: {text}");
+    assert!(text.contains("1/2 nodes are available"), "{text}");
+}

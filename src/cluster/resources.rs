@@ -2,7 +2,6 @@
 //! bytes, a pod count, and the scalar resources (extended, hugepages, prefixed native, attachable
 //! volumes) by name.
 
-
 use crate::cluster::resource_list::ResourceList;
 use crate::quantity::Quantity;
 

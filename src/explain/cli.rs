@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+use crate::cluster::source::kube::default_connection;
 use crate::explain::table::{render_table, Style};
 use crate::explain::{explain, ExplainError, ExplainRequest, ExplainSource};
 
@@ -22,12 +23,17 @@ pub struct ExplainArgs {
     pub pod: PathBuf,
 
     /// The cluster as Kubernetes objects, as for `serve`.
-    #[arg(long, value_name = "FILE", conflicts_with = "demo", required_unless_present = "demo")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
     pub cluster_snapshot: Option<PathBuf>,
 
     /// The embedded demo cluster.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "kubeconfig")]
     pub demo: bool,
+
+    /// A live cluster: list it once through this kubeconfig's current context. Inside a pod,
+    /// with no source flag, the pod's service account is used.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
 
     /// A scheduler Policy file (JSON or YAML); `alwaysCheckAllPredicates` is turned on regardless.
     #[arg(long, value_name = "FILE")]
@@ -43,18 +49,23 @@ pub struct ExplainArgs {
 }
 
 impl ExplainArgs {
-    pub fn to_request(&self) -> ExplainRequest {
-        let source = match &self.cluster_snapshot {
-            Some(path) => ExplainSource::File(path.clone()),
-            None => ExplainSource::Demo,
+    /// The request; `Err` when no cluster source is given or found.
+    pub fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
+        let source = match (&self.cluster_snapshot, self.demo) {
+            (Some(path), _) => ExplainSource::File(path.clone()),
+            (None, true) => ExplainSource::Demo,
+            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
+                Some(connection) => ExplainSource::Kube(connection),
+                None => return Err(ExplainError::Live(crate::cli::NO_SOURCE.to_string())),
+            },
         };
-        ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), node: self.node.clone() }
+        Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), node: self.node.clone() })
     }
 }
 
 /// What `explain` prints on stdout.
 pub fn output(args: &ExplainArgs, style: Style) -> Result<String, ExplainError> {
-    let report = explain(&args.to_request())?;
+    let report = explain(&args.to_request()?)?;
     Ok(match args.format {
         ExplainFormat::Table => render_table(&report, style),
         ExplainFormat::Json => {

@@ -34,6 +34,9 @@ pub enum ExplainError {
     /// The pod file does not hold exactly one Pod.
     #[error("--pod {file}: {message}")]
     Pod { file: String, message: String },
+    /// The live cluster could not be listed.
+    #[error("{0}")]
+    Live(String),
     /// `--node` names a node the cluster does not have.
     #[error("--node {0}: the cluster has no such node")]
     UnknownNode(String),

@@ -1,9 +1,10 @@
-//! Where `explain` gets the cluster and the pod. A new cluster source (the live API server, once
-//! `serve` has one) is one more [`ExplainSource`] variant and one more arm in [`load_snapshot`].
+//! Where `explain` gets the cluster and the pod: a snapshot file, the demo cluster, or the API
+//! server of a live cluster, listed once.
 
 use std::path::{Path, PathBuf};
 
 use crate::cluster::objects::Pod;
+use crate::cluster::source::kube::{list_once, Connection};
 use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::Snapshot;
 use crate::explain::ExplainError;
@@ -15,6 +16,8 @@ pub enum ExplainSource {
     File(PathBuf),
     /// The embedded demo cluster (`--demo`).
     Demo,
+    /// A live cluster, listed once (`--kubeconfig`, or in-cluster inside a pod).
+    Kube(Connection),
 }
 
 /// The one place a source becomes a cluster model.
@@ -22,6 +25,13 @@ pub fn load_snapshot(source: &ExplainSource) -> Result<Snapshot, ExplainError> {
     Ok(match source {
         ExplainSource::File(path) => load_file(path)?.into_snapshot(),
         ExplainSource::Demo => demo_objects()?.into_snapshot(),
+        ExplainSource::Kube(connection) => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| ExplainError::Live(format!("cannot start the async runtime: {e}")))?;
+            runtime.block_on(list_once(connection)).map_err(|e| ExplainError::Live(e.to_string()))?
+        }
     })
 }
 

@@ -442,7 +442,7 @@ mod tests {
         // web runs on n1 (zone a) twice and on n2 (zone b) once; n1 comes first by name.
         let pods = vec![web("w1").node("n1").build(), web("w2").node("n1").build(), web("w3").node("n2").build()];
         let mut snapshot = Snapshot::build(nodes(), pods.clone());
-        snapshot.upsert(ClusterObject::Service(web_service()));
+        snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
         let ctx = PodContext::new(web("p").build());
         let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
         let zone = |s: &State| s.first_pod_node().and_then(|l| l.get(ZONE)).cloned();

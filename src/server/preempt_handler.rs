@@ -51,6 +51,11 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         }
     };
     let pod_key = args.pod.key();
+    if let Some(message) = state.not_synced() {
+        // No Error field in upstream's ExtenderPreemptionResult: a non-200 status is how the
+        // scheduler learns this answer is not to be used.
+        return error(StatusCode::SERVICE_UNAVAILABLE, &message);
+    }
     let snapshot = state.store.snapshot();
     let requested = args.node_victims.into_iter().map(|(node, v)| RequestedVictims {
         node,

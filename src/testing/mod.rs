@@ -3,7 +3,6 @@
 //! Nodes start schedulable and Ready with 4 cpu, 16Gi memory, 100Gi ephemeral storage and 110 pods,
 //! so a test states only what it is about.
 
-
 use k8s_openapi::api::core::v1::{
     Affinity, ContainerPort, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
 };

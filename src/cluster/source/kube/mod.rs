@@ -17,7 +17,7 @@ use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
 use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::ObjectKind;
+use crate::cluster::{ObjectKind, Snapshot};
 pub use health::{HealthReport, WatchHealth};
 use kinds::WatchedKind;
 use lean::{LeanNode, LeanPod};
@@ -41,6 +41,8 @@ pub enum ConnectError {
     InCluster(String),
     #[error("{0}: cannot create the API client: {1}")]
     Client(String, String),
+    #[error("cannot list {resource}: {message}")]
+    List { resource: &'static str, message: String },
 }
 
 /// Builds the API client.
@@ -113,6 +115,34 @@ async fn expire_assumptions(writer: Arc<ModelWriter>) {
             );
         }
     }
+}
+
+async fn list_into<K: WatchedKind>(client: &Client, snapshot: &mut Snapshot) -> Result<(), ConnectError> {
+    let api: Api<K> = Api::all(client.clone());
+    let (objects, _) = watch_loop::list_all(&api, WatchSettings::default())
+        .await
+        .map_err(|e| ConnectError::List { resource: K::KIND.resource(), message: e.to_string() })?;
+    snapshot.replace(K::KIND, objects);
+    Ok(())
+}
+
+/// The cluster as the API server lists it now, once (for `explain`): the same kinds, decoded and
+/// stripped as the watches do.
+pub async fn list_once(connection: &Connection) -> Result<Snapshot, ConnectError> {
+    let client = connect(connection).await?;
+    let mut s = Snapshot::default();
+    list_into::<LeanNode>(&client, &mut s).await?;
+    list_into::<LeanPod>(&client, &mut s).await?;
+    list_into::<Namespace>(&client, &mut s).await?;
+    list_into::<Service>(&client, &mut s).await?;
+    list_into::<PersistentVolume>(&client, &mut s).await?;
+    list_into::<PersistentVolumeClaim>(&client, &mut s).await?;
+    list_into::<StorageClass>(&client, &mut s).await?;
+    list_into::<CSINode>(&client, &mut s).await?;
+    list_into::<ReplicaSet>(&client, &mut s).await?;
+    list_into::<ReplicationController>(&client, &mut s).await?;
+    list_into::<StatefulSet>(&client, &mut s).await?;
+    Ok(s)
 }
 
 /// The connection to use when none is named: in-cluster inside a pod, else none.

@@ -52,7 +52,7 @@ fn is_gone(e: &kube::Error) -> bool {
 }
 
 /// Lists every page of a kind; returns the objects and the list's resourceVersion.
-async fn list_all<K: WatchedKind>(
+pub(crate) async fn list_all<K: WatchedKind>(
     api: &Api<K>,
     settings: WatchSettings,
 ) -> Result<(Vec<ClusterObject>, String), kube::Error> {
