@@ -136,6 +136,11 @@ async fn not_ready_and_no_answers_until_every_watch_has_listed() {
     assert_eq!(status, 200);
     let error = answer["Error"].as_str().unwrap();
     assert!(error.contains("has not synced with the API server yet (waiting for"), "{answer}");
+    // /prioritize's 200 answer is a HostPriorityList: not synced is a 503 with the reason.
+    let (status, answer) =
+        server.post("/prioritize", json!({"Pod": incoming("p", "1"), "NodeNames": ["n1"]}).to_string()).await;
+    assert_eq!(status, 503, "{answer}");
+    assert!(answer["Error"].as_str().unwrap().contains("has not synced"), "{answer}");
 
     wait_ready(&server).await;
     assert_eq!(feasible_for(&server, &incoming("p", "1")).await, ["n1"]);
@@ -398,4 +403,19 @@ async fn explain_lists_a_live_cluster_once() {
     let text = report.to_string();
     assert!(text.contains("Insufficient cpu"), "n1 is full in the listed cluster: {text}");
     assert!(text.contains("1/2 nodes are available"), "{text}");
+}
+
+#[tokio::test]
+async fn a_pod_the_watch_has_not_delivered_is_read_from_the_api_server_and_assumed() {
+    let (api, server) = cluster().await;
+    api.apply(pod_json("default", "fill", "n1", "3"));
+    eventually("fill known", || async { (model_pods(&server).len() == 1).then_some(()) }).await;
+    // The watch lags: the new pod never reaches the extender before its bind.
+    api.hold_events(true);
+    api.apply(pod_json("default", "late", "", "1"));
+    assert_eq!(bind(&server, "late", &uid_of(&api, "late"), "n1").await, "");
+    assert_eq!(feasible_for(&server, &incoming("b", "1")).await, ["n2"], "late's cpu counts on n1");
+    api.hold_events(false);
+    eventually("the model catches up", || async { (model_pods(&server) == truth_pods(&api)).then_some(()) }).await;
+    assert_eq!(feasible_for(&server, &incoming("b", "1")).await, ["n2"]);
 }

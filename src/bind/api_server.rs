@@ -38,13 +38,20 @@ impl ApiServerBinder {
 
     async fn bind_now(&self, args: &ExtenderBindingArgs) -> Result<(), BindError> {
         let pod = format!("{}/{}", args.pod_namespace, args.pod_name);
-        match tokio::time::timeout(self.timeout, self.bind_and_assume(args, &pod)).await {
-            Ok(result) => result,
-            Err(_) => Err(BindError::Timeout { pod, after: humantime::format_duration(self.timeout).to_string() }),
+        let after = || humantime::format_duration(self.timeout).to_string();
+        match tokio::time::timeout(self.timeout, self.post_binding(args, &pod)).await {
+            Ok(result) => result?,
+            Err(_) => return Err(BindError::Timeout { pod, after: after() }),
         }
+        // The pod is bound: whatever happens to the assumption, the answer is success.
+        if tokio::time::timeout(self.timeout, self.assume(args)).await.is_err() {
+            tracing::warn!(pod = %pod, "bound, but reading the pod to assume it timed out; the watch will report it");
+        }
+        Ok(())
     }
 
-    async fn bind_and_assume(&self, args: &ExtenderBindingArgs, pod: &str) -> Result<(), BindError> {
+    /// POSTs the Binding, retrying connection errors, and explains a failure.
+    async fn post_binding(&self, args: &ExtenderBindingArgs, pod: &str) -> Result<(), BindError> {
         let api: Api<ApiPod> = Api::namespaced(self.client.clone(), &args.pod_namespace);
         let binding = Binding {
             metadata: ObjectMeta {
@@ -85,7 +92,6 @@ impl ApiServerBinder {
             }
             Err(e) => return Err(BindError::Transport { pod: pod.to_string(), error: e.to_string() }),
         }
-        self.assume(args).await;
         Ok(())
     }
 
@@ -148,13 +154,10 @@ impl ApiServerBinder {
                 }
             }
         };
-        let mut watched = pod;
-        if watched.spec.node_name == args.node {
-            // The watch already reports it bound here: nothing to assume.
-            return;
-        }
-        watched.spec.node_name.clear();
-        self.writer.assume(watched, &args.node, self.assume_ttl);
+        // The model decides: nothing is assumed if the watch already has the pod bound.
+        let mut pending = pod;
+        pending.spec.node_name.clear();
+        self.writer.assume(pending, &args.node, self.assume_ttl);
     }
 }
 

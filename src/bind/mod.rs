@@ -46,7 +46,9 @@ pub enum BindError {
     #[error("binding pod {pod} failed: the API server answered {code}: {message}")]
     ApiServer { pod: String, code: u16, message: String },
     /// No connection to the API server, after retrying.
-    #[error("binding pod {pod} failed: the API server is unreachable after {attempts} attempts: {error}")]
+    #[error(
+        "binding pod {pod} failed: the API server is unreachable after {attempts} attempts (if a connection broke after the request was sent, the binding may have happened): {error}"
+    )]
     Unreachable { pod: String, attempts: u32, error: String },
     /// No answer within the deadline; the binding may or may not have happened (a retry by
     /// kube-scheduler will find out).

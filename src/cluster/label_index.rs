@@ -3,38 +3,42 @@
 
 use std::sync::Arc;
 
-use imbl::HashMap;
+use imbl::{HashMap, OrdMap};
 
 use crate::cluster::node_info::PodInfo;
 use crate::cluster::snapshot::PodKey;
 
 /// key -> value -> the pods filed under `key=value`. Persistent maps: cloning is cheap and an update
-/// copies only its path.
+/// copies only its path. The pod sets are B-trees: a hash trie allocates 32 slots per node however
+/// few it fills, over 300 bytes per pod at 100,000 pods against about 140.
 #[derive(Debug, Clone, Default)]
-pub struct PodIndex(HashMap<String, HashMap<String, HashMap<PodKey, Arc<PodInfo>>>>);
+pub struct PodIndex(HashMap<String, HashMap<String, OrdMap<PodKey, Arc<PodInfo>>>>);
 
 impl PodIndex {
+    /// Files a pod. Edits in place where this snapshot already owns the path (later changes of
+    /// one batch), copying only what an older snapshot still shares.
     pub fn insert(&mut self, key: &str, value: &str, pod_key: &PodKey, pod: &Arc<PodInfo>) {
-        let mut values = self.0.get(key).cloned().unwrap_or_default();
-        let mut pods = values.get(value).cloned().unwrap_or_default();
-        pods.insert(pod_key.clone(), Arc::clone(pod));
-        values.insert(value.to_string(), pods);
-        self.0.insert(key.to_string(), values);
+        if self.0.get(key).is_none() {
+            self.0.insert(key.to_string(), HashMap::new());
+        }
+        let Some(values) = self.0.get_mut(key) else { return };
+        if values.get(value).is_none() {
+            values.insert(value.to_string(), OrdMap::new());
+        }
+        if let Some(pods) = values.get_mut(value) {
+            pods.insert(pod_key.clone(), Arc::clone(pod));
+        }
     }
 
     pub fn remove(&mut self, key: &str, value: &str, pod_key: &PodKey) {
-        let Some(mut values) = self.0.get(key).cloned() else { return };
-        let Some(mut pods) = values.get(value).cloned() else { return };
+        let Some(values) = self.0.get_mut(key) else { return };
+        let Some(pods) = values.get_mut(value) else { return };
         pods.remove(pod_key);
         if pods.is_empty() {
             values.remove(value);
-        } else {
-            values.insert(value.to_string(), pods);
         }
         if values.is_empty() {
             self.0.remove(key);
-        } else {
-            self.0.insert(key.to_string(), values);
         }
     }
 

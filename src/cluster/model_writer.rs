@@ -28,8 +28,9 @@ struct Assumption {
     uid: String,
     node: String,
     expires: Instant,
-    /// The pod as the watch last reported it (unbound): what the model goes back to on expiry.
-    watched: Pod,
+    /// The pod as the watch last reported it (unbound), what the model goes back to on expiry;
+    /// `None` when the watch had not reported it, and the pod leaves the model on expiry.
+    watched: Option<Pod>,
 }
 
 /// Writes the cluster model for the live source and the API-server binder.
@@ -108,18 +109,24 @@ impl ModelWriter {
         })
     }
 
-    /// Counts `pod` on `node` now, until the watch confirms the binding or `ttl` passes. `pod` is
-    /// the pod as the watch has it (not yet bound).
+    /// Counts `pod` on `node` now, until the watch confirms the binding or `ttl` passes.
     pub fn assume(&self, pod: Pod, node: &str, ttl: Duration) {
         let key = pod_key(&pod);
         self.update(|snapshot, assumed| {
+            let current = snapshot.pod(&key.0, &key.1).map(|p| p.pod.clone());
+            // The watch may have reported the binding already, between the API server's answer
+            // and this: then there is nothing to assume, and an assumption would never be
+            // confirmed (its expiry would put the bound pod back to pending).
+            if current.as_ref().is_some_and(|p| !p.spec.node_name.is_empty()) {
+                return;
+            }
             let mut bound = pod.clone();
             bound.spec.node_name = node.to_string();
             let assumption = Assumption {
                 uid: pod.metadata.uid.clone(),
                 node: node.to_string(),
                 expires: Instant::now() + ttl,
-                watched: pod,
+                watched: current,
             };
             assumed.insert(key, assumption);
             snapshot.upsert_pod(bound);
@@ -129,13 +136,20 @@ impl ModelWriter {
     /// Forgets the assumptions whose time is up, putting their pods back as the watch last had
     /// them. Returns the pods and the nodes they had been assumed on.
     pub fn expire_assumed(&self, now: Instant) -> Vec<(PodKey, String)> {
+        let due = |assumed: &HashMap<PodKey, Assumption>| assumed.values().any(|a| a.expires <= now);
+        if !due(&self.assumed.lock().unwrap_or_else(|p| p.into_inner())) {
+            return Vec::new(); // no new snapshot for nothing
+        }
         self.update(|snapshot, assumed| {
             let expired: Vec<PodKey> =
                 assumed.iter().filter(|(_, a)| a.expires <= now).map(|(k, _)| k.clone()).collect();
             let mut out = Vec::with_capacity(expired.len());
             for key in expired {
                 if let Some(a) = assumed.remove(&key) {
-                    snapshot.upsert_pod(a.watched);
+                    match a.watched {
+                        Some(pod) => snapshot.upsert_pod(pod),
+                        None => snapshot.remove_pod(&key),
+                    }
                     out.push((key, a.node));
                 }
             }
@@ -160,7 +174,7 @@ fn reconcile(assumed: &mut HashMap<PodKey, Assumption>, mut pod: Pod) -> Pod {
         assumed.remove(&key);
         return pod;
     }
-    a.watched = pod.clone();
+    a.watched = Some(pod.clone());
     pod.spec.node_name = a.node.clone();
     pod
 }
@@ -206,6 +220,27 @@ mod tests {
         assert_eq!(w.assumed_count(), 0);
         assert!(w.expire_assumed(Instant::now() + TTL * 2).is_empty());
         assert_eq!(cpu_on(&w, "n1"), 1000);
+    }
+
+    #[test]
+    fn a_pod_the_watch_never_reported_leaves_the_model_on_expiry() {
+        let w = writer();
+        let stranger = PodBuilder::new("s").uid("u9").req(&[("cpu", "2")]).build();
+        w.assume(stranger, "n2", TTL);
+        assert_eq!(cpu_on(&w, "n2"), 2000);
+        w.expire_assumed(Instant::now() + TTL);
+        assert_eq!(cpu_on(&w, "n2"), 0);
+        assert!(w.store.snapshot().pod("default", "s").is_none(), "no pending ghost left behind");
+    }
+
+    #[test]
+    fn nothing_is_assumed_when_the_watch_already_reported_the_binding() {
+        let w = writer();
+        w.apply(vec![Change::Upsert(ClusterObject::Pod(bound("n1")))]);
+        w.assume(pending(), "n1", TTL);
+        assert_eq!(w.assumed_count(), 0);
+        assert!(w.expire_assumed(Instant::now() + TTL * 2).is_empty());
+        assert_eq!(cpu_on(&w, "n1"), 1000, "still bound");
     }
 
     #[test]

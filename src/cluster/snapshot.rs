@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use imbl::HashMap;
+use imbl::{HashMap, OrdMap};
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, ReplicationController, Service};
@@ -42,15 +42,15 @@ impl NodeEntry {
 pub struct Snapshot {
     /// By node name: requests look nodes up by name, so a hash map.
     nodes: HashMap<String, NodeEntry>,
-    /// Every non-terminal pod, assigned or not.
-    pods: HashMap<PodKey, Arc<PodInfo>>,
+    /// Every non-terminal pod, assigned or not. A B-tree, for memory (see `PodIndex`).
+    pods: OrdMap<PodKey, Arc<PodInfo>>,
     /// Assigned pods by each of their labels: the candidates for an affinity term's selector.
     pods_by_label: PodIndex,
     /// Assigned pods with required anti-affinity, filed under a `key=value` each of their terms'
     /// selectors requires: an incoming pod can only be selected by terms filed under its labels.
     anti_affinity_by_label: PodIndex,
     /// Assigned pods with a required anti-affinity term whose selector requires no `key=value`.
-    anti_affinity_unindexed: HashMap<PodKey, Arc<PodInfo>>,
+    anti_affinity_unindexed: OrdMap<PodKey, Arc<PodInfo>>,
     node_count: usize,
     /// How many known nodes report each image name: kept as nodes change, so ImageLocalityPriority
     /// never walks every node's image list per request.
@@ -82,7 +82,9 @@ impl Snapshot {
 
     /// Changes the entry of a node name, dropping it when nothing is left in it.
     fn edit(&mut self, name: &str, change: impl FnOnce(&mut NodeEntry)) {
-        let mut entry = self.nodes.get(name).cloned().unwrap_or_default();
+        // Taken out of the map, so a node's pods owned by this snapshot alone (an earlier change
+        // of the same batch) are changed in place rather than copied.
+        let mut entry = self.nodes.remove(name).unwrap_or_default();
         let had_node = entry.state.is_some();
         let old_state = entry.state.clone();
         change(&mut entry);
@@ -112,9 +114,7 @@ impl Snapshot {
             }
         }
         self.node_count = self.node_count + usize::from(entry.state.is_some()) - usize::from(had_node);
-        if entry.is_empty() {
-            self.nodes.remove(name);
-        } else {
+        if !entry.is_empty() {
             self.nodes.insert(name.to_string(), entry);
         }
     }
@@ -262,7 +262,7 @@ impl Snapshot {
             ObjectKind::Node => {
                 self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| (String::new(), n.clone())).collect()
             }
-            ObjectKind::Pod => namespaced(&self.pods),
+            ObjectKind::Pod => self.pods.keys().cloned().collect(),
             ObjectKind::Namespace => cluster_scoped(&self.namespaces),
             ObjectKind::Service => namespaced(&self.services),
             ObjectKind::ReplicaSet => namespaced(&self.replica_sets),

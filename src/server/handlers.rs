@@ -236,6 +236,8 @@ pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, 
     };
     let prepared = match prepare(&state, "prioritize", &bytes) {
         Ok(p) => p,
+        // 200 is reserved for a HostPriorityList: "not synced yet" is a 503 here.
+        Err((StatusCode::OK, message)) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
         Err((status, message)) => return error(status, &message),
     };
     let scores =

@@ -95,14 +95,27 @@ pub async fn run<K: WatchedKind>(
         backoff = DefaultBackoff::default();
         tracing::info!(resource, count, resource_version = %version, "listed");
 
+        // Whether opening a watch shows the kind is healthy again: not after a watch that failed
+        // before delivering anything (an object that cannot be decoded, an error event on every
+        // attempt), which would otherwise reset the staleness clock on every retry.
+        let mut open_is_progress = true;
         loop {
-            match watch_once(&api, &writer, &health, settings, &mut version).await {
-                Interrupted::Ended => continue,
+            let opened = std::time::Instant::now();
+            let (why, delivered) = watch_once(&api, &writer, &health, settings, &mut version, open_is_progress).await;
+            match why {
+                Interrupted::Ended => {
+                    open_is_progress = true;
+                    // A server or proxy that closes watches at once must not make this a busy loop.
+                    if opened.elapsed() < Duration::from_secs(1) && !delivered {
+                        tokio::time::sleep(backoff.next().unwrap_or(Duration::from_secs(30))).await;
+                    }
+                }
                 Interrupted::Gone => {
-                    tracing::info!(resource, resource_version = %version, "resourceVersion expired (410 Gone); listing again");
+                    tracing::info!(resource, resource_version = %version, "resourceVersion expired (410 Gone) or lost; listing again");
                     break;
                 }
                 Interrupted::Failed(error) => {
+                    open_is_progress = delivered;
                     let wait = backoff.next().unwrap_or(Duration::from_secs(30));
                     tracing::warn!(resource, %error, retry_in = ?wait, "watch failed");
                     health.failed(kind, format!("watch: {error}"));
@@ -114,23 +127,32 @@ pub async fn run<K: WatchedKind>(
 }
 
 /// One watch call: applies its events until it ends or fails. `version` follows the events.
+/// Returns why it stopped and whether it delivered any event or bookmark.
 async fn watch_once<K: WatchedKind>(
     api: &Api<K>,
     writer: &ModelWriter,
     health: &WatchHealth,
     settings: WatchSettings,
     version: &mut String,
-) -> Interrupted {
+    open_is_progress: bool,
+) -> (Interrupted, bool) {
+    if version.is_empty() {
+        // Watching from "" would start from "any" version and miss deletions: list again.
+        return (Interrupted::Gone, false);
+    }
     let params = WatchParams { bookmarks: true, ..WatchParams::default() }.timeout(settings.watch_timeout_seconds);
     let stream = match api.watch(&params, version).await {
         Ok(s) => s,
-        Err(e) if is_gone(&e) => return Interrupted::Gone,
-        Err(e) => return Interrupted::Failed(e.to_string()),
+        Err(e) if is_gone(&e) => return (Interrupted::Gone, false),
+        Err(e) => return (Interrupted::Failed(e.to_string()), false),
     };
-    health.progressed(K::KIND);
+    if open_is_progress {
+        health.progressed(K::KIND);
+    }
+    let mut delivered = false;
     let mut stream = std::pin::pin!(stream);
     loop {
-        let Some(first) = stream.next().await else { return Interrupted::Ended };
+        let Some(first) = stream.next().await else { return (Interrupted::Ended, delivered) };
         // Whatever else has already arrived goes into the same snapshot.
         let mut batch = vec![first];
         while batch.len() < settings.max_batch {
@@ -161,15 +183,23 @@ async fn watch_once<K: WatchedKind>(
                     interrupted = Some(Interrupted::Failed(format!("{} ({})", status.message, status.code)));
                     break;
                 }
+                Err(e) if is_gone(&e) => {
+                    interrupted = Some(Interrupted::Gone);
+                    break;
+                }
                 Err(e) => {
                     interrupted = Some(Interrupted::Failed(e.to_string()));
                     break;
                 }
             }
+            delivered = true;
         }
         writer.apply(changes);
         if let Some(why) = interrupted {
-            return why;
+            return (why, delivered);
+        }
+        if version.is_empty() {
+            return (Interrupted::Gone, delivered);
         }
         health.progressed(K::KIND);
     }
