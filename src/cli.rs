@@ -122,8 +122,7 @@ impl ServeArgs {
 }
 
 /// What startup says when no cluster source is given and none is found.
-pub const NO_SOURCE: &str =
-    "no cluster given: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
+pub const NO_SOURCE: &str = "no cluster given: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
 not set, so this is not one), or use --cluster-snapshot FILE or --demo";
 
 fn parse_url_prefix(s: &str) -> Result<String, String> {
