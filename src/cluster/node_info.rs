@@ -67,8 +67,7 @@ pub struct NodeState {
 }
 
 impl NodeState {
-    pub fn new(mut node: Node) -> Self {
-        node.shrink_to_fit();
+    pub fn new(node: Node) -> Self {
         let allocatable = Resource::from_list(&node.status.allocatable);
         let conditions = NodeConditions::of(&node);
         NodeState { node, allocatable, conditions }

@@ -278,18 +278,6 @@ fn negative_at(path: String, q: &Quantity) -> (String, String) {
 }
 
 impl Node {
-    /// Gives back the spare capacity decoding leaves in lists (see [`Pod::shrink_to_fit`]).
-    pub fn shrink_to_fit(&mut self) {
-        for image in &mut self.status.images {
-            if let Some(names) = &mut image.names {
-                names.shrink_to_fit();
-            }
-        }
-        self.status.images.shrink_to_fit();
-        self.status.conditions.shrink_to_fit();
-        self.spec.taints.shrink_to_fit();
-    }
-
     /// The API server never stores a negative allocatable; one here is a broken input:
     /// `(path, message)` of the first.
     pub fn negative_quantity(&self) -> Option<(String, String)> {
