@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::cluster::source::kube::default_connection;
+use crate::cluster::source::kube::{default_connection, Connection};
 use crate::quantity::Quantity;
 use crate::server::{ClusterSource, PolicySource, ServeConfig};
 
@@ -51,19 +51,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "", value_parser = parse_url_prefix)]
     pub url_prefix: String,
 
-    /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
-    /// multi-document YAML.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
-    pub cluster_snapshot: Option<PathBuf>,
-
-    /// Serve the embedded demo cluster (six nodes in two zones).
-    #[arg(long, conflicts_with = "kubeconfig")]
-    pub demo: bool,
-
-    /// Watch the cluster of this kubeconfig's current context and bind through its API server.
-    /// Inside a pod, with no source flag, the pod's service account is used.
-    #[arg(long, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 
     /// Live cluster: how long a watch may keep failing before /readyz turns 503.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
@@ -99,13 +88,10 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The server configuration; `Err` when no cluster source is given or found.
     pub fn to_config(&self) -> Result<ServeConfig, String> {
-        let cluster = match (&self.cluster_snapshot, self.demo) {
-            (Some(path), _) => ClusterSource::File(path.clone()),
-            (None, true) => ClusterSource::Demo,
-            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
-                Some(connection) => ClusterSource::Kube(connection),
-                None => return Err(NO_SOURCE.to_string()),
-            },
+        let cluster = match self.cluster.choice()? {
+            ClusterChoice::File(path) => ClusterSource::File(path),
+            ClusterChoice::Demo => ClusterSource::Demo,
+            ClusterChoice::Kube(connection) => ClusterSource::Kube(connection),
         };
         let mut config = ServeConfig::new(cluster);
         config.listen = self.listen;
@@ -118,6 +104,47 @@ impl ServeArgs {
         config.max_cache_staleness = self.max_cache_staleness;
         config.assume_ttl = self.assume_ttl;
         Ok(config)
+    }
+}
+
+/// Where the cluster comes from: the flags `serve` and `explain` share.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
+    /// multi-document YAML.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
+    pub cluster_snapshot: Option<PathBuf>,
+
+    /// The embedded demo cluster (six nodes in two zones).
+    #[arg(long, conflicts_with = "kubeconfig")]
+    pub demo: bool,
+
+    /// A live cluster, through this kubeconfig's current context: `serve` watches it and binds
+    /// through its API server, `explain` lists it once. Inside a pod, with no source flag, the
+    /// pod's service account is used.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+/// The cluster source the flags chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterChoice {
+    File(PathBuf),
+    Demo,
+    Kube(Connection),
+}
+
+impl ClusterArgs {
+    /// The source; `Err` ([`NO_SOURCE`]) when no flag is given and this is not a pod.
+    pub fn choice(&self) -> Result<ClusterChoice, String> {
+        Ok(match (&self.cluster_snapshot, self.demo) {
+            (Some(path), _) => ClusterChoice::File(path.clone()),
+            (None, true) => ClusterChoice::Demo,
+            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
+                Some(connection) => ClusterChoice::Kube(connection),
+                None => return Err(NO_SOURCE.to_string()),
+            },
+        })
     }
 }
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::cluster::source::kube::default_connection;
+use crate::cli::{ClusterArgs, ClusterChoice};
 use crate::explain::table::{render_table, Style};
 use crate::explain::{explain, ExplainError, ExplainRequest, ExplainSource};
 
@@ -22,18 +22,8 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "FILE")]
     pub pod: PathBuf,
 
-    /// The cluster as Kubernetes objects, as for `serve`.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
-    pub cluster_snapshot: Option<PathBuf>,
-
-    /// The embedded demo cluster.
-    #[arg(long, conflicts_with = "kubeconfig")]
-    pub demo: bool,
-
-    /// A live cluster: list it once through this kubeconfig's current context. Inside a pod,
-    /// with no source flag, the pod's service account is used.
-    #[arg(long, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 
     /// A scheduler Policy file (JSON or YAML); `alwaysCheckAllPredicates` is turned on regardless.
     #[arg(long, value_name = "FILE")]
@@ -51,13 +41,10 @@ pub struct ExplainArgs {
 impl ExplainArgs {
     /// The request; `Err` when no cluster source is given or found.
     pub fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
-        let source = match (&self.cluster_snapshot, self.demo) {
-            (Some(path), _) => ExplainSource::File(path.clone()),
-            (None, true) => ExplainSource::Demo,
-            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
-                Some(connection) => ExplainSource::Kube(connection),
-                None => return Err(ExplainError::Live(crate::cli::NO_SOURCE.to_string())),
-            },
+        let source = match self.cluster.choice().map_err(ExplainError::Live)? {
+            ClusterChoice::File(path) => ExplainSource::File(path),
+            ClusterChoice::Demo => ExplainSource::Demo,
+            ClusterChoice::Kube(connection) => ExplainSource::Kube(connection),
         };
         Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), node: self.node.clone() })
     }
