@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::cluster::objects::Pod;
-use crate::cluster::snapshot::PodKey;
+use crate::cluster::snapshot::{key_of, PodKey};
 use crate::cluster::{ClusterObject, ClusterStore, ObjectKey, ObjectKind, Snapshot};
 
 /// One change reported by a watch.
@@ -39,10 +39,6 @@ pub struct ModelWriter {
     store: Arc<ClusterStore>,
     /// Locked only inside `store.update`, so the two locks are always taken in the same order.
     assumed: Mutex<HashMap<PodKey, Assumption>>,
-}
-
-fn pod_key(pod: &Pod) -> PodKey {
-    (pod.metadata.namespace.clone(), pod.metadata.name.clone())
 }
 
 impl ModelWriter {
@@ -111,7 +107,7 @@ impl ModelWriter {
 
     /// Counts `pod` on `node` now, until the watch confirms the binding or `ttl` passes.
     pub fn assume(&self, pod: Pod, node: &str, ttl: Duration) {
-        let key = pod_key(&pod);
+        let key = key_of(&pod);
         self.update(|snapshot, assumed| {
             let current = snapshot.pod(&key.0, &key.1).map(|p| p.pod.clone());
             // The watch may have reported the binding already, between the API server's answer
@@ -167,7 +163,7 @@ impl ModelWriter {
 /// terminal, or a different pod under the same name ends the assumption; an older report of it
 /// unbound keeps it on the assumed node.
 fn reconcile(assumed: &mut HashMap<PodKey, Assumption>, mut pod: Pod) -> Pod {
-    let key = pod_key(&pod);
+    let key = key_of(&pod);
     let Some(a) = assumed.get_mut(&key) else { return pod };
     let same_pod = a.uid.is_empty() || pod.metadata.uid.is_empty() || a.uid == pod.metadata.uid;
     if !same_pod || !pod.spec.node_name.is_empty() || pod.is_terminal() {

@@ -63,7 +63,8 @@ pub struct Snapshot {
     volumes: VolumeObjects,
 }
 
-fn key_of(pod: &Pod) -> PodKey {
+/// The `(namespace, name)` of a pod.
+pub(crate) fn key_of(pod: &Pod) -> PodKey {
     (pod.metadata.namespace.clone(), pod.metadata.name.clone())
 }
 

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::{ClusterArgs, ClusterChoice};
+use crate::cli::ClusterArgs;
 use crate::explain::table::{render_table, Style};
-use crate::explain::{explain, ExplainError, ExplainRequest, ExplainSource};
+use crate::explain::{explain, ExplainError, ExplainRequest};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExplainFormat {
@@ -41,11 +41,7 @@ pub struct ExplainArgs {
 impl ExplainArgs {
     /// The request; `Err` when no cluster source is given or found.
     pub fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
-        let source = match self.cluster.choice().map_err(ExplainError::Live)? {
-            ClusterChoice::File(path) => ExplainSource::File(path),
-            ClusterChoice::Demo => ExplainSource::Demo,
-            ClusterChoice::Kube(connection) => ExplainSource::Kube(connection),
-        };
+        let source = self.cluster.choice().map_err(ExplainError::Live)?;
         Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), node: self.node.clone() })
     }
 }

@@ -1,24 +1,16 @@
 //! Where `explain` gets the cluster and the pod: a snapshot file, the demo cluster, or the API
 //! server of a live cluster, listed once.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::cluster::objects::Pod;
-use crate::cluster::source::kube::{list_once, Connection};
+use crate::cluster::source::kube::list_once;
 use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::Snapshot;
 use crate::explain::ExplainError;
 
-/// The cluster `explain` runs against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExplainSource {
-    /// A file of Kubernetes objects (`--cluster-snapshot`).
-    File(PathBuf),
-    /// The embedded demo cluster (`--demo`).
-    Demo,
-    /// A live cluster, listed once (`--kubeconfig`, or in-cluster inside a pod).
-    Kube(Connection),
-}
+/// The cluster `explain` runs against: whichever source the shared cluster flags chose.
+pub type ExplainSource = crate::cli::ClusterChoice;
 
 /// The one place a source becomes a cluster model.
 pub fn load_snapshot(source: &ExplainSource) -> Result<Snapshot, ExplainError> {
@@ -52,6 +44,7 @@ pub fn load_pod(path: &Path) -> Result<Pod, ExplainError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn temp(name: &str, text: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("explain-source-{}", std::process::id()));
