@@ -57,20 +57,6 @@ pub enum ObjectKind {
 }
 
 impl ObjectKind {
-    pub const ALL: [ObjectKind; 11] = [
-        ObjectKind::Node,
-        ObjectKind::Pod,
-        ObjectKind::Namespace,
-        ObjectKind::Service,
-        ObjectKind::PersistentVolume,
-        ObjectKind::PersistentVolumeClaim,
-        ObjectKind::StorageClass,
-        ObjectKind::CSINode,
-        ObjectKind::ReplicaSet,
-        ObjectKind::ReplicationController,
-        ObjectKind::StatefulSet,
-    ];
-
     /// The resource name, as RBAC rules and `kubectl get` spell it.
     pub fn resource(self) -> &'static str {
         match self {

@@ -64,8 +64,32 @@ pub async fn connect(connection: &Connection) -> Result<Client, ConnectError> {
     Client::try_from(config).map_err(|e| ConnectError::Client(label, e.to_string()))
 }
 
+/// Expands `$m!(K1, K2, ...)` over every kind the live source watches: the one list of them that
+/// the watches, `list_once` and [`WATCHED_KINDS`] are made from.
+macro_rules! for_each_watched_kind {
+    ($m:ident) => {
+        $m!(
+            LeanNode,
+            LeanPod,
+            Namespace,
+            Service,
+            PersistentVolume,
+            PersistentVolumeClaim,
+            StorageClass,
+            CSINode,
+            ReplicaSet,
+            ReplicationController,
+            StatefulSet
+        )
+    };
+}
+
+macro_rules! kinds_of {
+    ($($k:ty),*) => { [$(<$k as WatchedKind>::KIND),*] };
+}
+
 /// Every kind the live source watches.
-pub const WATCHED_KINDS: [ObjectKind; 11] = ObjectKind::ALL;
+pub const WATCHED_KINDS: [ObjectKind; 11] = for_each_watched_kind!(kinds_of);
 
 fn spawn<K: WatchedKind>(
     client: &Client,
@@ -84,19 +108,10 @@ pub fn start(
     health: &Arc<WatchHealth>,
     settings: WatchSettings,
 ) -> Vec<JoinHandle<()>> {
-    let mut tasks = vec![
-        spawn::<LeanNode>(client, writer, health, settings),
-        spawn::<LeanPod>(client, writer, health, settings),
-        spawn::<Namespace>(client, writer, health, settings),
-        spawn::<Service>(client, writer, health, settings),
-        spawn::<PersistentVolume>(client, writer, health, settings),
-        spawn::<PersistentVolumeClaim>(client, writer, health, settings),
-        spawn::<StorageClass>(client, writer, health, settings),
-        spawn::<CSINode>(client, writer, health, settings),
-        spawn::<ReplicaSet>(client, writer, health, settings),
-        spawn::<ReplicationController>(client, writer, health, settings),
-        spawn::<StatefulSet>(client, writer, health, settings),
-    ];
+    macro_rules! spawn_each {
+        ($($k:ty),*) => { vec![$(spawn::<$k>(client, writer, health, settings)),*] };
+    }
+    let mut tasks = for_each_watched_kind!(spawn_each);
     tasks.push(tokio::spawn(expire_assumptions(Arc::clone(writer))));
     tasks
 }
@@ -131,17 +146,10 @@ async fn list_into<K: WatchedKind>(client: &Client, snapshot: &mut Snapshot) -> 
 pub async fn list_once(connection: &Connection) -> Result<Snapshot, ConnectError> {
     let client = connect(connection).await?;
     let mut s = Snapshot::default();
-    list_into::<LeanNode>(&client, &mut s).await?;
-    list_into::<LeanPod>(&client, &mut s).await?;
-    list_into::<Namespace>(&client, &mut s).await?;
-    list_into::<Service>(&client, &mut s).await?;
-    list_into::<PersistentVolume>(&client, &mut s).await?;
-    list_into::<PersistentVolumeClaim>(&client, &mut s).await?;
-    list_into::<StorageClass>(&client, &mut s).await?;
-    list_into::<CSINode>(&client, &mut s).await?;
-    list_into::<ReplicaSet>(&client, &mut s).await?;
-    list_into::<ReplicationController>(&client, &mut s).await?;
-    list_into::<StatefulSet>(&client, &mut s).await?;
+    macro_rules! list_each {
+        ($($k:ty),*) => { $(list_into::<$k>(&client, &mut s).await?;)* };
+    }
+    for_each_watched_kind!(list_each);
     Ok(s)
 }
 
