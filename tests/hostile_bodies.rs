@@ -1079,6 +1079,27 @@ async fn an_oversized_body_gets_413_naming_the_limit() {
     server.stop().await;
 }
 
+/// The 413 reaches the client even when the body arrives after the headers: the server reads and
+/// discards a refused body before answering, so closing the connection does not reset it while the
+/// client is still sending. A race, so it is tried many times, on new and reused connections.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_refused_body_still_being_sent_gets_its_413_every_time() {
+    let mut config = common::config(ClusterSource::Demo);
+    config.max_body_bytes = 1024;
+    let server = TestServer::start(config).await;
+    for round in 0..200 {
+        let size = if round % 2 == 0 { 1025 } else { 256 << 10 };
+        let mut body = names_body(WEB2).into_bytes();
+        body.resize(size, b' ');
+        let path = ["/filter", "/bind", "/preempt"][round % 3];
+        let (status, text) =
+            send(&server, path, body).await.unwrap_or_else(|e| panic!("round {round} {path} {size}: {e}"));
+        check_error_answer(path, status, &text, 413, "over the limit of 1024 bytes")
+            .unwrap_or_else(|e| panic!("round {round} {path} {size}: {e}"));
+    }
+    server.stop().await;
+}
+
 /// Writes a request on a fresh connection (closing the write side after it when `half_close`) and
 /// reads the answer to the end: the status and the body (de-chunked). An Err when the connection was
 /// dropped without an answer or nothing came within `PATIENCE`.

@@ -1,9 +1,19 @@
 //! Reading a request body with a size limit, so an oversized body gets a clear 413 instead of
 //! exhausting memory or a dropped connection.
 
+use std::time::Duration;
+
 use axum::body::Body;
 use axum::http::{header, HeaderMap, StatusCode};
 use http_body_util::BodyExt;
+
+/// How much of a refused body is read and thrown away before the 413 goes out. A server that
+/// answers and closes while the client is still sending makes the kernel reset the connection, and
+/// the client then loses the answer ("connection closed before message completed") instead of
+/// reading the 413. Bodies declared larger than this are refused without reading (a client
+/// streaming gigabytes should not hold a worker); so is whatever is still coming after `DRAIN_TIME`.
+const DRAIN_BYTES: usize = 8 << 20;
+const DRAIN_TIME: Duration = Duration::from_secs(2);
 
 /// Why a body could not be read: the status to answer and the message for `Error`.
 #[derive(Debug)]
@@ -21,13 +31,16 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
     };
     let declared =
         headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    let mut body = body;
     if let Some(n) = declared {
         if n > limit {
+            if n <= DRAIN_BYTES {
+                drain(&mut body, DRAIN_BYTES).await;
+            }
             return Err(too_large(n.to_string()));
         }
     }
     let mut buf = Vec::with_capacity(declared.unwrap_or(0));
-    let mut body = body;
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| BodyError {
             status: StatusCode::BAD_REQUEST,
@@ -35,12 +48,30 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
         })?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
+                drain(&mut body, DRAIN_BYTES.saturating_sub(buf.len() + data.len())).await;
                 return Err(too_large(format!("more than {limit}")));
             }
             buf.extend_from_slice(&data);
         }
     }
     Ok(buf)
+}
+
+/// Reads and discards the rest of `body`: up to `budget` bytes, for at most `DRAIN_TIME`. Errors
+/// end the drain; the answer that follows is the 413 either way.
+async fn drain(body: &mut Body, budget: usize) {
+    let discard = async {
+        let mut left = budget;
+        while let Some(Ok(frame)) = body.frame().await {
+            let len = frame.data_ref().map_or(0, |d| d.len());
+            if len > left {
+                return;
+            }
+            left -= len;
+        }
+    };
+    // Running out of time is one of the drain's ends, not an error.
+    let _ = tokio::time::timeout(DRAIN_TIME, discard).await;
 }
 
 /// An error and its causes, outermost first: hyper's outer message alone ("error reading a body
