@@ -1,5 +1,6 @@
 //! The ClusterRole in manifests/ grants exactly what the live source watches and the binder
-//! creates: get/list/watch on each watched kind, create on pods/binding, nothing more.
+//! creates: get/list/watch on each watched kind, create on pods/binding, nothing more. kube-scheduler
+//! beside it gets the built-in roles of the cluster's own scheduler and nothing broader.
 
 use std::collections::BTreeSet;
 
@@ -7,8 +8,11 @@ use predicate_extender::cluster::source::kube::WATCHED_KINDS;
 use serde_yaml::Value;
 
 fn rbac_docs() -> Vec<Value> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests/rbac.yaml");
-    let text = std::fs::read_to_string(path).unwrap();
+    docs_of("manifests/rbac.yaml")
+}
+
+fn docs_of(path: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
     serde_yaml::Deserializer::from_str(&text).map(|d| serde::Deserialize::deserialize(d).unwrap()).collect()
 }
 
@@ -49,4 +53,46 @@ fn the_cluster_role_matches_what_the_extender_does() {
     let account = docs.iter().find(|d| d["kind"] == "ServiceAccount").expect("a ServiceAccount");
     assert_eq!(binding["subjects"][0]["name"], account["metadata"]["name"]);
     assert_eq!(binding["subjects"][0]["namespace"], account["metadata"]["namespace"]);
+}
+
+#[test]
+fn kube_scheduler_gets_the_built_in_scheduler_roles_and_the_authentication_reader() {
+    let docs = rbac_docs();
+    let account = docs.iter().find(|d| d["kind"] == "ServiceAccount").expect("a ServiceAccount");
+    let the_account = |binding: &Value| {
+        let subjects = binding["subjects"].as_sequence().expect("subjects");
+        assert_eq!(subjects.len(), 1, "{:?}", binding["metadata"]["name"]);
+        assert_eq!(subjects[0]["kind"], "ServiceAccount");
+        assert_eq!(subjects[0]["name"], account["metadata"]["name"]);
+        assert_eq!(subjects[0]["namespace"], account["metadata"]["namespace"]);
+    };
+
+    let scheduler = docs_of("manifests/scheduler-rbac.yaml");
+    // Cluster-wide: exactly the two built-in roles the default scheduler has.
+    let mut cluster_roles = BTreeSet::new();
+    for binding in scheduler.iter().filter(|d| d["kind"] == "ClusterRoleBinding") {
+        assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+        cluster_roles.insert(binding["roleRef"]["name"].as_str().unwrap().to_string());
+        the_account(binding);
+    }
+    assert_eq!(
+        cluster_roles,
+        BTreeSet::from(["system:kube-scheduler".to_string(), "system:volume-scheduler".to_string()])
+    );
+    assert!(!scheduler.iter().any(|d| d["kind"] == "ClusterRole"), "no ClusterRole of its own");
+
+    // Reading the authentication ConfigMap in kube-system, for the secure port's delegated authn.
+    let reader = scheduler
+        .iter()
+        .find(|d| d["kind"] == "RoleBinding" && d["metadata"]["namespace"] == "kube-system")
+        .expect("a RoleBinding in kube-system");
+    assert_eq!(reader["roleRef"]["kind"], "Role");
+    assert_eq!(reader["roleRef"]["name"], "extension-apiserver-authentication-reader");
+    the_account(reader);
+
+    // Every RoleBinding names the same account (the lease Role is checked against the
+    // configuration in tests/scheduler_config.rs).
+    for binding in scheduler.iter().filter(|d| d["kind"] == "RoleBinding") {
+        the_account(binding);
+    }
 }
