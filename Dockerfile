@@ -5,11 +5,12 @@
 #
 #   docker build -t registry.example.com/predicate-extender:0.1.0 .
 #
-# glibc rather than a static musl binary: the crate would build for x86_64-unknown-linux-musl
-# (its TLS is rustls with ring, no OpenSSL), but musl's allocator is known to scale poorly under
-# many threads, and every request runs on the 16-worker evaluator. The builder and the runtime are
-# both Debian 12, so the binary links against the glibc it runs with. Base images are pinned by
-# tag; pin them by digest too (name:tag@sha256:...) when your registry policy asks for it.
+# glibc rather than a static musl binary: nothing in the dependency tree needs OpenSSL (TLS is
+# rustls with ring), so x86_64-unknown-linux-musl is possible in principle (not tried), but musl's
+# allocator is known to scale poorly with many threads, and every request runs on the 16-worker
+# evaluator. The builder and the runtime are both Debian 12, so the binary runs against the glibc
+# it was linked with. Base images are pinned by tag; add digests (name:tag@sha256:...) from your
+# registry when your policy asks for them.
 
 FROM docker.io/library/rust:1.95.0-bookworm AS build
 WORKDIR /src
