@@ -269,7 +269,10 @@ async fn the_configured_verbs_are_the_routes_the_extender_serves() {
     for (field, verb) in &verbs {
         let path = format!("{}/{verb}", serve.url_prefix);
         let (status, body) = server.post_text(&path, "{}").await;
-        assert!(status != 404 && status != 405, "{field}: POST {path} is not a route of the extender ({status}): {body}");
+        assert!(
+            status != 404 && status != 405,
+            "{field}: POST {path} is not a route of the extender ({status}): {body}"
+        );
     }
     // The check above can fail: a verb the server does not serve is a 404.
     let (status, _) = server.post_text(&format!("{}/filterz", serve.url_prefix), "{}").await;
@@ -301,7 +304,7 @@ fn leader_election_uses_the_lease_the_rbac_grants() {
         .iter()
         .find(|r| r["resources"] == Value::from(vec!["leases"]) && !r["resourceNames"].is_null())
         .expect("a rule on the lease by name");
-    assert_eq!(strings(&named["resourceNames"], "resourceNames"), [le.resource_name.clone()]);
+    assert_eq!(strings(&named["resourceNames"], "resourceNames"), [le.resource_name.as_str()]);
     assert_eq!(strings(&named["verbs"], "verbs"), ["get", "update"]);
     assert!(rules.iter().any(|r| r["resources"] == Value::from(vec!["leases"])
         && r["resourceNames"].is_null()
