@@ -1,5 +1,6 @@
 //! Requests: `ExtenderArgs` (filter, prioritize) and `ExtenderBindingArgs` (bind).
 
+use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -88,23 +89,33 @@ fn decode_nodes(raw: &RawValue) -> Result<RequestNodes<'_>, WireError> {
             return Err(WireError::new(format!("{AT}.metadata"), "expected an object (a ListMeta)"));
         }
     }
-    let raws = list.items.unwrap_or_default();
-    let mut items = Vec::with_capacity(raws.len());
-    for (i, raw) in raws.into_iter().enumerate() {
-        let at = format!("{AT}.items[{i}]");
-        if raw.get() == "null" {
-            return Err(WireError::new(at, "expected a Node object, found null"));
-        }
-        let Object(node): Object<Node> = decode_raw(raw, &at)?;
-        if node.metadata.name.is_empty() {
-            return Err(WireError::new(format!("{at}.metadata.name"), "missing: every node needs a name"));
-        }
-        if let Some((path, message)) = node.negative_quantity() {
-            return Err(WireError::new(format!("{at}.{path}"), message));
-        }
-        items.push(RequestNode { raw, node });
-    }
+    // Nodes decode independently: in parallel, on the rayon pool this runs in (the evaluator's,
+    // from the handler). The first failing item, in list order, is the one reported.
+    let decoded: Vec<Result<RequestNode<'_>, WireError>> = list
+        .items
+        .unwrap_or_default()
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, raw)| decode_node(i, raw).map(|node| RequestNode { raw, node }))
+        .collect();
+    let items = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(RequestNodes { metadata: list.metadata.filter(|m| m.get() != "null"), items })
+}
+
+/// Decodes `Nodes.items[i]`, with errors at that path.
+fn decode_node(i: usize, raw: &RawValue) -> Result<Node, WireError> {
+    let at = format!("ExtenderArgs.Nodes.items[{i}]");
+    if raw.get() == "null" {
+        return Err(WireError::new(at, "expected a Node object, found null"));
+    }
+    let Object(node): Object<Node> = decode_raw(raw, &at)?;
+    if node.metadata.name.is_empty() {
+        return Err(WireError::new(format!("{at}.metadata.name"), "missing: every node needs a name"));
+    }
+    if let Some((path, message)) = node.negative_quantity() {
+        return Err(WireError::new(format!("{at}.{path}"), message));
+    }
+    Ok(node)
 }
 
 /// `ExtenderBindingArgs`: bind `PodNamespace/PodName` (UID `PodUID`) to `Node`.

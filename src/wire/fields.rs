@@ -74,6 +74,11 @@ impl<'a> Fields<'a> {
 
 /// Decodes raw JSON into `T`; errors carry `at` plus the path inside the value.
 pub fn decode_raw<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, WireError> {
+    // Valid input is the rule: decode it directly, and track the path (an allocation per object
+    // key, a third of the decoding time of a node) only to say where a bad value is.
+    if let Ok(value) = serde_json::from_str(raw.get()) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let inner = e.path().to_string();

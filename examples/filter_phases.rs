@@ -1,0 +1,130 @@
+//! Where the time of one `/filter` goes, phase by phase, on a generated cluster: decoding the
+//! request, resolving `NodeNames` against the model, the pod's per-request state, the node loop,
+//! and building and encoding the answer; and decoding a `Nodes` request of realistic nodes.
+//!
+//! `cargo run --release --example filter_phases -- [NODES] [PODS_PER_NODE]` (default 5000 20)
+//!
+//! Medians of repeated runs in one process; the criterion benches and `bench/load.sh` give the
+//! figures for the README, this splits them.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use predicate_extender::cluster::Snapshot;
+use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, PodContext, Verdict};
+use predicate_extender::policy::Plan;
+use predicate_extender::testing::api_objects;
+use predicate_extender::testing::generate::{generate, node_name, ClusterSpec, Rng};
+use predicate_extender::wire::{Candidates, ExtenderArgs};
+use serde_json::json;
+
+// As the server binary runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn time<R>(rounds: usize, mut f: impl FnMut() -> R) -> Duration {
+    median(
+        (0..rounds)
+            .map(|_| {
+                let started = Instant::now();
+                std::hint::black_box(f());
+                started.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let spec = ClusterSpec {
+        nodes: args.first().copied().unwrap_or(5000),
+        pods_per_node: args.get(1).copied().unwrap_or(20),
+        ..ClusterSpec::default()
+    };
+    let nodes_only = std::env::var_os("NODES_DECODE_ONLY").is_some();
+    let (nodes, pods) = if nodes_only { Default::default() } else { generate(&spec) };
+    let snapshot = Snapshot::build(nodes, pods);
+    let evaluator = Evaluator::new(16).expect("evaluator pool");
+    let plan = Plan::default_plan();
+
+    // The pending pod as the API server sends it: an app replica with anti-affinity per host.
+    let mut pending = api_objects::pod(&spec, &mut Rng::new(7), "pending", "");
+    pending["spec"]["affinity"] =
+        serde_json::to_value(predicate_extender::testing::generate::anti_affinity_to("app-3"))
+            .expect("affinity as JSON");
+    pending["metadata"]["labels"]["app"] = json!("app-3");
+    let names: Vec<String> = (0..spec.nodes).map(node_name).collect();
+    let body = serde_json::to_vec(&json!({"Pod": pending, "NodeNames": names})).expect("body");
+
+    if nodes_only {
+        return nodes_decode(&spec, &pending, 30);
+    }
+    let rounds = 30;
+    let decode = time(rounds, || ExtenderArgs::decode(&body).map(|a| a.pod.metadata.name.len()));
+    let args = ExtenderArgs::decode(&body).expect("decodes");
+    let Candidates::Names(names) = args.nodes else { panic!("NodeNames") };
+    let resolve = time(rounds, || names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect::<Vec<_>>());
+    let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
+    let view = ClusterView::of(&snapshot);
+    let prepare = time(rounds, || PodContext::for_request(args.pod.clone(), &view, &plan));
+    let ctx = PodContext::for_request(args.pod.clone(), &view, &plan);
+    let evaluate = time(rounds, || filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new()));
+    let verdicts = filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new()).expect("not cancelled");
+    let answer = || {
+        let mut feasible = Vec::new();
+        let mut failed = BTreeMap::new();
+        for (c, v) in candidates.iter().zip(&verdicts) {
+            match v {
+                Verdict::Fits => feasible.push(c.name().to_string()),
+                Verdict::Fails(r) => {
+                    failed.insert(
+                        c.name().to_string(),
+                        r.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(", "),
+                    );
+                }
+                Verdict::Unknown => {}
+            }
+        }
+        serde_json::to_vec(&json!({"NodeNames": feasible, "FailedNodes": failed, "Error": ""})).map(|b| b.len())
+    };
+    let encode = time(rounds, answer);
+    let feasible = verdicts.iter().filter(|v| v.fits()).count();
+    println!(
+        "/filter, {} NodeNames ({feasible} feasible), {} pods; medians of {rounds}:",
+        spec.nodes,
+        snapshot.pod_count()
+    );
+    for (phase, d) in [
+        ("decode ExtenderArgs", decode),
+        ("resolve NodeNames", resolve),
+        ("PodContext::for_request", prepare),
+        ("node loop (evaluator)", evaluate),
+        ("build + encode answer", encode),
+    ] {
+        println!("  {phase:<26} {:>9.3} ms", d.as_secs_f64() * 1e3);
+    }
+    println!("  {:<26} {:>9.3} ms", "sum", (decode + resolve + prepare + evaluate + encode).as_secs_f64() * 1e3);
+
+    nodes_decode(&spec, &pending, 5);
+}
+
+/// Nodes mode: realistic node objects, as kube-scheduler sends them.
+fn nodes_decode(spec: &ClusterSpec, pending: &serde_json::Value, rounds: usize) {
+    let mut rng = Rng::new(spec.seed);
+    let items: Vec<serde_json::Value> = (0..spec.nodes).map(|i| api_objects::node(spec, &mut rng, i)).collect();
+    let body = serde_json::to_vec(&json!({"Pod": pending, "Nodes": {"metadata": {}, "items": items}})).expect("body");
+    drop(items);
+    let decode = time(rounds, || ExtenderArgs::decode(&body).map(|a| a.pod.metadata.name.len()));
+    println!(
+        "/filter, {} Nodes: decode {:.1} ms for {:.1} MB ({:.0} MB/s); median of {rounds}",
+        spec.nodes,
+        decode.as_secs_f64() * 1e3,
+        body.len() as f64 / 1e6,
+        body.len() as f64 / 1e6 / decode.as_secs_f64()
+    );
+}
