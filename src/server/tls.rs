@@ -8,7 +8,9 @@
 //! every couple of seconds sees every change whatever the volume does, costs nothing next to
 //! serving, and keeps the handshake path free of file-system calls. A new pair that does not load
 //! (unparsable, or a key that does not match the certificate) is logged and the previous
-//! configuration keeps serving.
+//! configuration keeps serving. A poll that falls between two writes (or across a symlink swap
+//! between reading the certificate and the key) sees a mismatched pair once, logs it, and loads the
+//! pair at the next poll, whose contents differ again.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

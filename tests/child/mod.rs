@@ -61,7 +61,18 @@ impl Server {
 
     /// Waits for a log line matching `pred` (among those already seen, then new ones).
     pub fn wait_log(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(line) = self.seen.iter().find(|l| pred(l)) {
+        self.wait_log_since(0, what, pred)
+    }
+
+    /// Where the log stands now, for [`Server::wait_log_since`].
+    pub fn mark(&mut self) -> usize {
+        self.drain_logs();
+        self.seen.len()
+    }
+
+    /// Waits for a log line matching `pred` that came after `mark`.
+    pub fn wait_log_since(&mut self, mark: usize, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(line) = self.seen.iter().skip(mark).find(|l| pred(l)) {
             return line.clone();
         }
         let start = Instant::now();
