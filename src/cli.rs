@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::source::kube::{default_connection, Connection};
 use crate::quantity::Quantity;
-use crate::server::{ClusterSource, PolicySource, ServeConfig};
+use crate::server::{ClusterSource, PolicySource, ServeConfig, TlsFiles};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -80,6 +80,25 @@ pub struct ServeArgs {
     #[arg(long, default_value = "4s", value_parser = parse_duration)]
     pub request_timeout: Duration,
 
+    /// Serve the verbs over HTTPS with this PEM certificate (and any intermediates after it);
+    /// reloaded when the file changes. Needs --tls-private-key-file.
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert-file (PKCS#8, PKCS#1 or SEC1); reloaded with it.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+
+    /// Require a client certificate signed by a CA in this PEM file (kube-scheduler's
+    /// tlsConfig.certFile/keyFile). Only with --tls-cert-file; reloaded when it changes.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub client_ca_file: Option<PathBuf>,
+
+    /// On SIGTERM, how long in-flight requests may take before their connections are closed and
+    /// the process exits. Keep it below the pod's terminationGracePeriodSeconds.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub shutdown_grace: Duration,
+
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -103,6 +122,12 @@ impl ServeArgs {
         config.request_timeout = self.request_timeout;
         config.max_cache_staleness = self.max_cache_staleness;
         config.assume_ttl = self.assume_ttl;
+        config.shutdown_grace = self.shutdown_grace;
+        // clap's `requires` has made sure the two come together.
+        if let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_private_key_file) {
+            config.tls =
+                Some(TlsFiles { cert: cert.clone(), key: key.clone(), client_ca: self.client_ca_file.clone() });
+        }
         Ok(config)
     }
 }
@@ -207,6 +232,39 @@ mod tests {
         assert_eq!(c.parallelism, 16);
         assert_eq!(c.max_body_bytes, 128 << 20);
         assert_eq!(c.request_timeout, Duration::from_secs(4));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(10));
+        assert_eq!(c.tls, None);
+    }
+
+    #[test]
+    fn tls_flags_come_as_a_pair_and_the_client_ca_only_with_them() {
+        for (args, flag) in [
+            (vec!["--demo", "--tls-cert-file", "c.pem"], "--tls-private-key-file"),
+            (vec!["--demo", "--tls-private-key-file", "k.pem"], "--tls-cert-file"),
+            (vec!["--demo", "--client-ca-file", "ca.pem"], "--tls-cert-file"),
+            (vec!["--demo", "--shutdown-grace", "soon"], "--shutdown-grace"),
+        ] {
+            let e = parse(&args).unwrap_err();
+            assert!(e.contains(flag), "{args:?}: {e}");
+        }
+        let a = parse(&["--demo", "--tls-cert-file", "c.pem", "--tls-private-key-file", "k.pem"]).unwrap();
+        let tls = a.to_config().unwrap().tls.unwrap();
+        assert_eq!((tls.cert.to_str(), tls.key.to_str(), tls.client_ca), (Some("c.pem"), Some("k.pem"), None));
+        let a = parse(&[
+            "--demo",
+            "--tls-cert-file",
+            "c.pem",
+            "--tls-private-key-file",
+            "k.pem",
+            "--client-ca-file",
+            "ca.pem",
+            "--shutdown-grace",
+            "30s",
+        ])
+        .unwrap();
+        let c = a.to_config().unwrap();
+        assert_eq!(c.tls.unwrap().client_ca, Some(PathBuf::from("ca.pem")));
+        assert_eq!(c.shutdown_grace, Duration::from_secs(30));
     }
 
     #[test]

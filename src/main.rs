@@ -63,7 +63,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let server = match predicate_extender::server::start(config).await {
             Ok(s) => s,
             Err(e) => {
@@ -73,6 +73,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         };
         shutdown_signal().await;
         tracing::info!("shutting down: finishing in-flight requests");
+        // Exit 0 even when the grace ran out and connections were cut: a shutdown that was asked
+        // for is not a failure (kubelet would SIGKILL after terminationGracePeriodSeconds anyway).
         match server.shutdown().await {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -80,7 +82,10 @@ fn serve(args: ServeArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // Dropping the runtime would wait for any blocking task (a DNS lookup, say) without bound.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    code
 }
 
 /// Resolves on SIGTERM (what kubelet sends) or Ctrl-C.

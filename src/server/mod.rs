@@ -3,7 +3,9 @@
 pub mod admin;
 pub mod body;
 pub mod handlers;
+pub mod listener;
 pub mod preempt_handler;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -24,6 +26,7 @@ use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::Evaluator;
 use crate::policy::{load_policy, Plan};
 pub use admin::Readiness;
+pub use tls::{TlsError, TlsFiles};
 
 /// Where the cluster model comes from.
 #[derive(Debug, Clone)]
@@ -67,6 +70,10 @@ pub struct ServeConfig {
     pub assume_ttl: Duration,
     /// Live source: list page size, watch timeout, event batching.
     pub watch: WatchSettings,
+    /// HTTPS on the verbs listener; `None` serves plain HTTP.
+    pub tls: Option<TlsFiles>,
+    /// On shutdown, how long in-flight requests may take before their connections are closed.
+    pub shutdown_grace: Duration,
 }
 
 impl ServeConfig {
@@ -84,6 +91,8 @@ impl ServeConfig {
             max_cache_staleness: Duration::from_secs(60),
             assume_ttl: Duration::from_secs(30),
             watch: WatchSettings::default(),
+            tls: None,
+            shutdown_grace: Duration::from_secs(10),
         }
     }
 }
@@ -124,6 +133,8 @@ pub enum StartError {
     Policy(#[from] crate::policy::PolicyError),
     #[error(transparent)]
     Connect(#[from] crate::cluster::source::kube::ConnectError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     #[error("--parallelism {0}: cannot start the evaluator pool: {1}")]
     Pool(usize, String),
     #[error("{flag} {addr}: cannot listen: {source}")]
@@ -151,17 +162,28 @@ pub struct RunningServer {
     pub admin_addr: SocketAddr,
     pub store: Arc<ClusterStore>,
     shutdown: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<std::io::Result<()>>>,
-    /// The live source's watches, stopped once the listeners have closed.
+    shutdown_grace: Duration,
+    /// The listeners' accept loops; each ends with the number of connections the grace cut off.
+    tasks: Vec<JoinHandle<usize>>,
+    /// The live source's watches and the TLS reloader, stopped once the listeners have closed.
     background: Vec<JoinHandle<()>>,
 }
 
 impl RunningServer {
-    /// Stops accepting, lets in-flight requests finish, and waits for both listeners to close.
+    /// Stops accepting and lets in-flight requests finish within the shutdown grace; connections
+    /// still open when it runs out are closed, with a warning. `Err` only if a listener panicked.
     pub async fn shutdown(self) -> std::io::Result<()> {
         let _ = self.shutdown.send(true);
+        let mut still_open = 0;
         for t in self.tasks {
-            t.await.map_err(std::io::Error::other)??;
+            still_open += t.await.map_err(std::io::Error::other)?;
+        }
+        if still_open > 0 {
+            tracing::warn!(
+                still_open,
+                grace = %humantime::format_duration(self.shutdown_grace),
+                "the shutdown grace ran out with {still_open} connection(s) still open; closed them"
+            );
         }
         for t in self.background {
             t.abort();
@@ -204,6 +226,7 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 
 /// Loads the cluster and the policy, binds both listeners and starts serving.
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
+    let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
     let plan = match &config.policy {
         PolicySource::Default => Plan::default_plan(),
         PolicySource::File(path) => load_policy(path)?,
@@ -231,7 +254,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     })?;
 
     // The model last: the live source starts its watches here.
-    let Model { store, binder, watches, background } = open_model(&config).await?;
+    let Model { store, binder, watches, mut background } = open_model(&config).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
     let state = Arc::new(AppState {
         store: Arc::clone(&store),
@@ -244,21 +267,20 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     });
 
     let (shutdown, _) = watch::channel(false);
-    let serve = |listener: TcpListener, router: Router| {
-        let mut stop = shutdown.subscribe();
-        tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
-                .await
-        })
+    let grace = config.shutdown_grace;
+    let serve = |listener: TcpListener, router: Router, tls: Option<Arc<tls::ReloadingTls>>| {
+        tokio::spawn(listener::serve(listener, router, tls, shutdown.subscribe(), grace))
     };
+    let https = tls.is_some();
+    if let Some(tls) = &tls {
+        background.push(tls.spawn_reloader(tls::RELOAD_INTERVAL));
+    }
     let tasks = vec![
-        serve(verbs, verbs_router(state, &config.url_prefix)),
-        serve(admin, admin::router(Arc::clone(&readiness))),
+        serve(verbs, verbs_router(state, &config.url_prefix), tls),
+        // The admin listener stays plain HTTP: kubelet probes it at the pod IP.
+        serve(admin, admin::router(Arc::clone(&readiness)), None),
     ];
     readiness.set_ready();
-    tracing::info!(verbs = %verbs_addr, admin = %admin_addr, prefix = %config.url_prefix, "listening");
-    Ok(RunningServer { verbs_addr, admin_addr, store, shutdown, tasks, background })
+    tracing::info!(verbs = %verbs_addr, https, admin = %admin_addr, prefix = %config.url_prefix, "listening");
+    Ok(RunningServer { verbs_addr, admin_addr, store, shutdown, shutdown_grace: grace, tasks, background })
 }
