@@ -2,7 +2,9 @@
 //! predicate and InterPodAffinityPriority: namespaces resolved once, selectors compiled once, and the
 //! placed pods a term can select found through the snapshot's label index.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+
+use crate::hashing::HashSet;
 
 use k8s_openapi::api::core::v1::PodAffinityTerm;
 
@@ -48,7 +50,7 @@ impl Term {
         let selector = term.label_selector.as_ref().map_or_else(LabelSelector::nothing, LabelSelector::compile);
         let listed = term.namespaces.as_deref().unwrap_or_default();
         let namespaces = match &term.namespace_selector {
-            None if listed.is_empty() => Namespaces::Listed(HashSet::from([owner.metadata.namespace.clone()])),
+            None if listed.is_empty() => Namespaces::Listed(HashSet::from_iter([owner.metadata.namespace.clone()])),
             None => Namespaces::Listed(listed.iter().cloned().collect()),
             Some(ns_selector) => {
                 let ns_selector = LabelSelector::compile(ns_selector);

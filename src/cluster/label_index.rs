@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use imbl::{HashMap, OrdMap};
+use crate::hashing::PersistentHashMap as HashMap;
+use imbl::OrdMap;
 
 use crate::cluster::node_info::PodInfo;
 use crate::cluster::snapshot::PodKey;

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use imbl::{HashMap, OrdMap};
+use crate::hashing::PersistentHashMap as HashMap;
+use imbl::OrdMap;
 
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, ReplicationController, Service};

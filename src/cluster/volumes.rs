@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use imbl::HashMap;
+use crate::hashing::PersistentHashMap as HashMap;
 use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 

@@ -2,7 +2,9 @@
 //! place of the cached ones when it sent `Nodes`. Per-request precomputation (topology counts for
 //! inter-pod affinity and topology spread) walks the cluster through this view.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hashing::HashMap;
 
 use crate::cluster::{NodeInfo, Snapshot};
 use crate::engine::Candidate;
@@ -16,7 +18,7 @@ pub struct ClusterView<'a> {
 impl<'a> ClusterView<'a> {
     /// The snapshot as it is (`NodeNames` mode, tools, tests).
     pub fn of(snapshot: &'a Snapshot) -> Self {
-        ClusterView { snapshot, overrides: HashMap::new() }
+        ClusterView { snapshot, overrides: HashMap::default() }
     }
 
     /// The snapshot with these candidates' node objects in place of the cached ones.

@@ -15,7 +15,7 @@
 //! global minimum > maxSkew` fails (resolvable). The global minimum is 0 while there are fewer
 //! eligible domains than `minDomains` (default 1).
 
-use std::collections::HashMap;
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Affinity;
@@ -110,7 +110,7 @@ struct Domains {
 
 impl Default for Domains {
     fn default() -> Self {
-        Domains { counts: HashMap::new(), min: NO_DOMAIN_MIN }
+        Domains { counts: HashMap::default(), min: NO_DOMAIN_MIN }
     }
 }
 
@@ -794,7 +794,7 @@ mod tests {
         add(&mut state, "d", "n1", "db", "default");
         add(&mut state, "o", "n1", "web", "other");
         add(&mut state, "x", "n3", "web", "default");
-        assert_eq!(state.domains[0].counts, HashMap::from([("a".to_string(), 1), ("b".to_string(), 1)]));
+        assert_eq!(state.domains[0].counts, HashMap::from_iter([("a".to_string(), 1), ("b".to_string(), 1)]));
         assert_eq!(state.domains[0].min, 1);
         // Pass 1 state against the original: the original is untouched.
         let original = State::compute(&ctx, &ClusterView::of(&snapshot));

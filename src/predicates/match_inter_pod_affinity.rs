@@ -23,7 +23,9 @@
 //! the API server merges them into `labelSelector` when it admits the pod. A selector that does not
 //! compile (which the API server never admits) selects nothing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::PodAffinityTerm;
@@ -60,9 +62,14 @@ impl TopologyCounts {
     fn add_on(&mut self, key: &str, node_labels: &BTreeMap<String, String>) {
         let Some(value) = node_labels.get(key) else { return };
         match self.0.get_mut(key) {
-            Some(values) => *values.entry(value.clone()).or_default() += 1,
+            Some(values) => match values.get_mut(value) {
+                Some(count) => *count += 1,
+                None => {
+                    values.insert(value.clone(), 1);
+                }
+            },
             None => {
-                self.0.insert(key.to_string(), HashMap::from([(value.clone(), 1)]));
+                self.0.insert(key.to_string(), HashMap::from_iter([(value.clone(), 1)]));
             }
         }
     }

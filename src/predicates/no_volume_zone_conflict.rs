@@ -115,7 +115,8 @@ impl Predicate for NoVolumeZoneConflict {
 
     fn check(&self, ctx: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let labels = &node.node().metadata.labels;
-        let node_has_zone = TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k));
+        // Looked up only for a pod with a bound claim: most pods have none, and this runs per node.
+        let node_has_zone = || TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k));
         // Every claim is resolved even after a conflict: an unresolvable claim is reported instead,
         // as upstream's PreFilter fails before any Filter runs.
         let mut conflict = false;
@@ -128,7 +129,7 @@ impl Predicate for NoVolumeZoneConflict {
                     reasons.push(reason);
                     return;
                 }
-                Ok(Some(pv)) => conflict = conflict || (node_has_zone && !volume_fits_node(pv, labels)),
+                Ok(Some(pv)) => conflict = conflict || (node_has_zone() && !volume_fits_node(pv, labels)),
                 Ok(None) => {}
             }
         }

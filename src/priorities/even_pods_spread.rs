@@ -22,7 +22,7 @@
 //! looks the node's raw score up and normalises it.
 //! A pod without `ScheduleAnyway` constraints scores 0 everywhere (upstream skips the plugin).
 
-use std::collections::HashMap;
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
@@ -60,12 +60,12 @@ impl Priority for EvenPodsSpreadPriority {
         let any_honors_affinity = constraints.iter().any(|c| c.honor_node_affinity);
         let any_honors_taints = constraints.iter().any(|c| c.honor_node_taints);
         // One row per node of the view: its slots, or `None` when it lacks a constraint's key.
-        let mut rows: HashMap<String, usize> = HashMap::new();
+        let mut rows: HashMap<String, usize> = HashMap::default();
         // Per row, one slot per constraint: the domain id of the node's value, or for a per-node
         // constraint the node's own matching pods.
         let mut slots: Vec<Option<Vec<i64>>> = Vec::new();
         // Per constraint: topology value → domain id, and matching pods per domain id.
-        let mut domains: Vec<HashMap<String, usize>> = (0..k).map(|_| HashMap::new()).collect();
+        let mut domains: Vec<HashMap<String, usize>> = (0..k).map(|_| HashMap::default()).collect();
         let mut counts: Vec<Vec<i64>> = vec![Vec::new(); k];
         let namespace = &pod.metadata.namespace;
         for node in view.nodes() {

@@ -23,7 +23,9 @@
 //! the pod's namespace is listed, or (with neither) is the owner's, or its Namespace labels match
 //! the term's `namespaceSelector`. A term without a `labelSelector` selects nothing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::WeightedPodAffinityTerm;
@@ -84,7 +86,7 @@ impl TopologyScores {
                 *sum = sum.saturating_add(weight);
             }
             None => {
-                self.0.insert(key.to_string(), HashMap::from([(value.clone(), weight)]));
+                self.0.insert(key.to_string(), HashMap::from_iter([(value.clone(), weight)]));
             }
         }
     }

@@ -25,7 +25,9 @@
 //! ServiceSpreadingPriority is the same with only the Services (upstream registers it as
 //! `NewSelectorSpreadPriority(serviceLister, EmptyControllerLister{}, ...)`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use crate::cluster::objects::Pod;

@@ -17,7 +17,7 @@
 //!   scores `10 * (numServicePods - countOfItsValue) / numServicePods` (10 when there are no
 //!   service pods), truncated; a node without the label scores 0.
 
-use std::collections::HashMap;
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -76,12 +76,12 @@ impl Priority for ServiceAntiAffinity {
                 equality: selector.iter().next().map(|(k, v)| (k.clone(), v.clone())),
             }
             .count_by_node(view),
-            None => HashMap::new(),
+            None => HashMap::default(),
         };
         // Upstream's reduce over the map results: numServicePods over every candidate, and the
         // candidates' counts per value of the label.
         let mut service_pods = 0;
-        let mut by_value: HashMap<String, i64> = HashMap::new();
+        let mut by_value: HashMap<String, i64> = HashMap::default();
         for node in known_nodes(candidates) {
             let count = counts.get(node.name()).copied().unwrap_or(0);
             service_pods += count;

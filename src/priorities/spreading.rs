@@ -8,7 +8,9 @@
 //! `Priority::prepare` gets the candidates, so it computes those once per request (over the known
 //! candidates) and `score` turns a node's count into its final score with lookups.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Service;
@@ -66,7 +68,7 @@ impl PodMatcher {
     /// The matching assigned pods per node name (upstream's `countMatchingPods` on every node).
     /// Pods being deleted count too: the model does not keep `deletionTimestamp`.
     pub fn count_by_node(&self, view: &ClusterView<'_>) -> HashMap<String, i64> {
-        let mut counts: HashMap<String, i64> = HashMap::new();
+        let mut counts: HashMap<String, i64> = HashMap::default();
         let mut add = |node: &str| match counts.get_mut(node) {
             Some(c) => *c += 1,
             None => {
