@@ -86,8 +86,11 @@ impl Scrape {
     }
 }
 
+/// A sample's name, its labels, and how much it should move.
+type Check<'a> = (&'a str, &'a [(&'a str, &'a str)], f64);
+
 /// How much each of these samples moved between two scrapes.
-fn deltas(before: &Scrape, after: &Scrape, checks: &[(&str, &[(&str, &str)], f64)]) {
+fn deltas(before: &Scrape, after: &Scrape, checks: &[Check<'_>]) {
     for (name, labels, want) in checks {
         let moved = after.value(name, labels) - before.value(name, labels);
         assert_eq!(moved, *want, "{}", key(name, labels));
@@ -103,7 +106,7 @@ async fn series_exist_and_move_by_what_the_requests_did() {
     let before = Scrape::take(&server).await;
     assert!(before.content_type.starts_with("application/openmetrics-text"), "{}", before.content_type);
     assert!(before.text.ends_with("# EOF\n"));
-    for (name, _) in &before.samples {
+    for name in before.samples.keys() {
         assert!(name.starts_with(P), "{name}: every series has the prefix");
         for banned in ["node=", "pod="] {
             assert!(!name.contains(banned), "{name}: no per-node or per-pod label");
@@ -122,15 +125,6 @@ async fn series_exist_and_move_by_what_the_requests_did() {
     assert!(before.has(&format!("{P}cache_objects"), &[("resource", "csinodes.storage.k8s.io")]));
     assert!(before.has(&format!("{P}bind_total"), &[("outcome", "forbidden")]), "every bind outcome from the start");
     assert!(before.has(&format!("{P}nominated_second_passes_total"), &[]));
-    for (kind, name) in [
-        ("histogram", "plugin_execution_duration_seconds"),
-        ("histogram", "framework_extension_point_duration_seconds"),
-        ("histogram", "http_request_duration_seconds"),
-        ("histogram", "evaluated_nodes"),
-        ("counter", "http_requests"),
-    ] {
-        assert!(before.text.contains(&format!("# TYPE {P}{name} {kind}\n")), "{name} is a {kind}");
-    }
 
     // web-2 by names and by Nodes: node-a1 (host port) and node-b2 (cpu) fail GeneralPredicates,
     // node-a2 CheckNodeUnschedulable, node-a3 PodToleratesNodeTaints; node-b1 and node-b3 fit.
@@ -151,6 +145,20 @@ async fn series_exist_and_move_by_what_the_requests_did() {
     assert_ne!(ghost["Error"], "");
 
     let after = Scrape::take(&server).await;
+    // A family shows once it has a series.
+    for (kind, name) in [
+        ("histogram", "framework_extension_point_duration_seconds"),
+        ("histogram", "http_request_duration_seconds"),
+        ("histogram", "evaluated_nodes"),
+        ("counter", "http_requests"),
+        ("counter", "plugin_evaluation"),
+        ("counter", "predicate_rejections"),
+        ("counter", "bind"),
+        ("gauge", "cache_objects"),
+        ("info", "build"),
+    ] {
+        assert!(after.text.contains(&format!("# TYPE {P}{name} {kind}\n")), "{name} is a {kind}");
+    }
     let requests = format!("{P}http_requests_total");
     let durations = format!("{P}http_request_duration_seconds_count");
     let extension = format!("{P}framework_extension_point_duration_seconds_count");
@@ -204,5 +212,22 @@ async fn series_exist_and_move_by_what_the_requests_did() {
     assert_eq!((status, common::feasible(&answer)), (200, vec!["node-b2".to_string()]));
     let last = Scrape::take(&server).await;
     deltas(&after, &last, &[(&format!("{P}nominated_second_passes_total"), &[], 1.0)]);
+
+    // One /filter in ten times its predicates node by node: 200 requests miss that with
+    // probability 0.9^200 (< 1e-9).
+    let timed = format!("{P}plugin_execution_duration_seconds_count");
+    let success = [("plugin", "CheckNodeCondition"), filter, ("status", "Success")];
+    let mut sampled = 0.0;
+    for _ in 0..10 {
+        for _ in 0..20 {
+            server.post("/filter", json!({"Pod": web_2(), "NodeNames": DEMO_NODES}).to_string()).await;
+        }
+        sampled = Scrape::take(&server).await.value(&timed, &success);
+        if sampled > 0.0 {
+            break;
+        }
+    }
+    // CheckNodeCondition passes on all six demo nodes: a sampled request times it six times.
+    assert!(sampled > 0.0 && sampled % 6.0 == 0.0, "{timed}{success:?} = {sampled}");
     server.stop().await;
 }
