@@ -203,10 +203,11 @@ async fn series_exist_and_move_by_what_the_requests_did() {
     // web-2 failed node-b2's first pass (with the nominated pod): no second pass.
     deltas(&before, &after, &[(&format!("{P}nominated_second_passes_total"), &[], 0.0)]);
 
-    // A 100m pod fits node-b2 beside its nominated pod, so node-b2 is checked again without it.
+    // A pod that requests nothing fits node-b2 beside its nominated pod (which takes the node's
+    // last cpu), so node-b2 is checked again without it.
     let tiny = json!({
         "metadata": {"name": "tiny", "namespace": "default", "uid": "tiny-uid"},
-        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "100m"}}}]}
+        "spec": {"containers": [{"name": "c", "image": "x"}]}
     });
     let (status, answer) = server.post("/filter", json!({"Pod": tiny, "NodeNames": ["node-b2"]}).to_string()).await;
     assert_eq!((status, common::feasible(&answer)), (200, vec!["node-b2".to_string()]));
