@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod engine;
 pub mod explain;
 pub mod hashing;
+pub mod metrics;
 pub mod policy;
 pub mod predicates;
 pub mod priorities;

@@ -277,6 +277,23 @@ impl Snapshot {
         }
     }
 
+    /// How many objects of a kind the model keeps: what [`Snapshot::keys`] lists, without copying.
+    pub fn count(&self, kind: ObjectKind) -> usize {
+        match kind {
+            ObjectKind::Node => self.node_count,
+            ObjectKind::Pod => self.pods.len(),
+            ObjectKind::Namespace => self.namespaces.len(),
+            ObjectKind::Service => self.services.len(),
+            ObjectKind::ReplicaSet => self.replica_sets.len(),
+            ObjectKind::ReplicationController => self.replication_controllers.len(),
+            ObjectKind::StatefulSet => self.stateful_sets.len(),
+            ObjectKind::PersistentVolume
+            | ObjectKind::PersistentVolumeClaim
+            | ObjectKind::StorageClass
+            | ObjectKind::CSINode => self.volumes.count(kind),
+        }
+    }
+
     /// Makes the objects of one kind exactly `objects` (a relist): those not listed are removed,
     /// the listed ones added or replaced.
     pub fn replace(&mut self, kind: ObjectKind, objects: Vec<ClusterObject>) {

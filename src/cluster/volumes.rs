@@ -85,6 +85,18 @@ impl VolumeObjects {
         self.csi_nodes.remove(name);
     }
 
+    /// How many objects of a volume kind there are (0 for other kinds).
+    pub fn count(&self, kind: crate::cluster::ObjectKind) -> usize {
+        use crate::cluster::ObjectKind;
+        match kind {
+            ObjectKind::PersistentVolume => self.pvs.len(),
+            ObjectKind::StorageClass => self.storage_classes.len(),
+            ObjectKind::CSINode => self.csi_nodes.len(),
+            ObjectKind::PersistentVolumeClaim => self.pvcs.values().map(|claims| claims.len()).sum(),
+            _ => 0,
+        }
+    }
+
     /// The `(namespace, name)` of every object of a volume kind (`None` for other kinds).
     pub fn keys(&self, kind: crate::cluster::ObjectKind) -> Option<Vec<crate::cluster::ObjectKey>> {
         use crate::cluster::ObjectKind;

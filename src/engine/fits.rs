@@ -1,12 +1,14 @@
 //! Whether a pod fits one node: the ordered predicate loop, and upstream's `podFitsOnNode` double
 //! pass around it for nominated pods.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::engine::PodContext;
 use crate::policy::Plan;
-use crate::predicates::{Predicate, Reason};
+use crate::predicates::{Predicate, Reason, NO_SLOT};
 
 /// Runs the plan's predicates in order. Stops at the first predicate that fails unless the plan
 /// says `alwaysCheckAllPredicates`. Returns the reasons; none means the pod fits.
@@ -25,15 +27,46 @@ pub fn run_predicates_observed(
     reasons: &mut Vec<Reason>,
     mut seen: impl FnMut(&dyn Predicate, &[Reason]),
 ) {
-    for predicate in &plan.predicates {
+    for (slot, predicate) in plan.predicates.iter().enumerate() {
         let before = reasons.len();
         predicate.check(pod, node, reasons);
+        let failed = reasons.len() > before;
+        if failed {
+            let slot = u32::try_from(slot).unwrap_or(NO_SLOT);
+            reasons[before..].iter_mut().for_each(|r| r.slot = slot);
+        }
         seen(predicate.as_ref(), &reasons[before..]);
-        if reasons.len() > before && !plan.always_check_all {
+        if failed && !plan.always_check_all {
             break;
         }
     }
 }
+
+/// How long one predicate took on one node, with its plan slot and the reasons it gave.
+pub type TimedObserver<'a> = dyn Fn(usize, &[Reason], Duration) + Sync + 'a;
+
+/// [`run_predicates`] timing each predicate (two clock reads each): for the sampled requests
+/// whose per-predicate durations the metrics record, never for every request.
+pub fn run_predicates_timed(
+    plan: &Plan,
+    pod: &PodContext,
+    node: &NodeInfo,
+    observe: &TimedObserver<'_>,
+) -> Vec<Reason> {
+    let mut reasons = Vec::new();
+    let mut slot = 0;
+    let mut started = Instant::now();
+    run_predicates_observed(plan, pod, node, &mut reasons, |_, given| {
+        observe(slot, given, started.elapsed());
+        slot += 1;
+        started = Instant::now();
+    });
+    reasons
+}
+
+/// Second passes of the nominated-pod double pass, process-wide: counted where one runs (it
+/// costs a node copy, so one relaxed add there is noise), read by the metrics at scrape time.
+pub static SECOND_PASSES: AtomicU64 = AtomicU64::new(0);
 
 /// Nominated pods that pass 1 adds to a node: those of priority >= the pod's own, never the pod
 /// itself (a pod may be nominated to the very node it is being checked against).
@@ -84,7 +117,10 @@ pub fn double_pass<R>(
     // Counts that depend on other pods (inter-pod affinity, spread) see the nominated pods too.
     let pod_with_nominated = pod.with_added_pods(node, &added);
     let first = run(pod_with_nominated.as_ref().unwrap_or(pod), &with_nominated);
-    let without = passed(&first).then(|| run(pod, node));
+    let without = passed(&first).then(|| {
+        SECOND_PASSES.fetch_add(1, Ordering::Relaxed);
+        run(pod, node)
+    });
     Passes::Double { with_nominated: first, without }
 }
 
@@ -93,6 +129,17 @@ pub fn double_pass<R>(
 /// pass that failed; none means the pod fits.
 pub fn fits_on_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> Vec<Reason> {
     double_pass(pod, node, nominated, |p, n| run_predicates(plan, p, n), Vec::is_empty).deciding()
+}
+
+/// [`fits_on_node`] over [`run_predicates_timed`].
+pub fn fits_on_node_timed(
+    plan: &Plan,
+    pod: &PodContext,
+    node: &NodeInfo,
+    nominated: &[Arc<PodInfo>],
+    observe: &TimedObserver<'_>,
+) -> Vec<Reason> {
+    double_pass(pod, node, nominated, |p, n| run_predicates_timed(plan, p, n, observe), Vec::is_empty).deciding()
 }
 
 #[cfg(test)]

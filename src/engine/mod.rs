@@ -56,6 +56,15 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// Fits when there is no reason against the node.
+    pub fn of(reasons: Vec<Reason>) -> Verdict {
+        if reasons.is_empty() {
+            Verdict::Fits
+        } else {
+            Verdict::Fails(reasons)
+        }
+    }
+
     pub fn fits(&self) -> bool {
         matches!(self, Verdict::Fits)
     }
@@ -71,14 +80,22 @@ pub fn filter(
 ) -> Result<Vec<Verdict>, Cancelled> {
     evaluator.map(candidates, cancel, |candidate| match candidate {
         Candidate::Unknown(_) => Verdict::Unknown,
-        Candidate::Known(node, nominated) => {
-            let reasons = fits::fits_on_node(plan, pod, node, nominated);
-            if reasons.is_empty() {
-                Verdict::Fits
-            } else {
-                Verdict::Fails(reasons)
-            }
-        }
+        Candidate::Known(node, nominated) => Verdict::of(fits::fits_on_node(plan, pod, node, nominated)),
+    })
+}
+
+/// [`filter`], timing every predicate on every node for `observe` (a sampled request).
+pub fn filter_timed(
+    evaluator: &Evaluator,
+    plan: &Plan,
+    pod: &PodContext,
+    candidates: &[Candidate],
+    cancel: &CancelFlag,
+    observe: &fits::TimedObserver<'_>,
+) -> Result<Vec<Verdict>, Cancelled> {
+    evaluator.map(candidates, cancel, |candidate| match candidate {
+        Candidate::Unknown(_) => Verdict::Unknown,
+        Candidate::Known(node, nominated) => Verdict::of(fits::fits_on_node_timed(plan, pod, node, nominated, observe)),
     })
 }
 
@@ -109,6 +126,17 @@ impl RequestJob {
         let view = self.view();
         let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
         filter(evaluator, &self.plan, &pod, &self.candidates, &self.cancel)
+    }
+
+    /// [`RequestJob::filter`] on a sampled request: `observe` sees every predicate run, timed.
+    pub fn filter_timed(
+        &self,
+        evaluator: &Evaluator,
+        observe: &fits::TimedObserver<'_>,
+    ) -> Result<Vec<Verdict>, Cancelled> {
+        let view = self.view();
+        let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
+        filter_timed(evaluator, &self.plan, &pod, &self.candidates, &self.cancel, observe)
     }
 
     /// Scores every candidate with the plan's priorities (each prepares its own counts).

@@ -70,7 +70,7 @@ static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 pub struct CheckVolumeBinding;
 
 fn unresolvable(message: String) -> Reason {
-    Reason { message: Cow::Owned(message), resolvable: false }
+    Reason::new(Cow::Owned(message), false)
 }
 
 /// The class a claim asks for: the beta annotation first, then `spec.storageClassName`; "" for none.

@@ -38,24 +38,45 @@ pub mod pod_tolerates_node_taints;
 pub mod volume_count;
 
 /// Why a pod does not fit a node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Reason {
     /// What kube-scheduler users read, e.g. `Insufficient cpu`.
     pub message: Cow<'static, str>,
     /// Whether evicting pods from the node could make room (resources, ports), or not (selectors,
     /// taints, conditions): decides `FailedNodes` versus `FailedAndUnresolvableNodes`.
     pub resolvable: bool,
+    /// The position in the plan of the predicate that gave it ([`NO_SLOT`] until the plan's
+    /// predicate loop stamps it): what the per-predicate metrics count rejections by, without a
+    /// counter per node.
+    pub slot: u32,
 }
 
+/// The slot of a reason no plan loop has stamped.
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Two reasons are equal when they say the same thing; the slot is bookkeeping for the metrics.
+impl PartialEq for Reason {
+    fn eq(&self, other: &Self) -> bool {
+        self.message == other.message && self.resolvable == other.resolvable
+    }
+}
+
+impl Eq for Reason {}
+
 impl Reason {
+    /// A reason, resolvable by preemption or not.
+    pub const fn new(message: Cow<'static, str>, resolvable: bool) -> Self {
+        Reason { message, resolvable, slot: NO_SLOT }
+    }
+
     /// A reason that preemption can resolve.
     pub const fn resolvable(message: &'static str) -> Self {
-        Reason { message: Cow::Borrowed(message), resolvable: true }
+        Reason::new(Cow::Borrowed(message), true)
     }
 
     /// A reason that preemption cannot resolve.
     pub const fn unresolvable(message: &'static str) -> Self {
-        Reason { message: Cow::Borrowed(message), resolvable: false }
+        Reason::new(Cow::Borrowed(message), false)
     }
 }
 

@@ -44,7 +44,7 @@ const MULTI_ZONE_DELIMITER: &str = "__";
 pub struct NoVolumeZoneConflict;
 
 fn unresolvable(message: String) -> Reason {
-    Reason { message: Cow::Owned(message), resolvable: false }
+    Reason::new(Cow::Owned(message), false)
 }
 
 /// The GA key of a deprecated beta topology key; other keys unchanged.

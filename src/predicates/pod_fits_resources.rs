@@ -38,7 +38,7 @@ pub fn check_resources(pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reas
     }
     for (name, amount) in &want.scalar {
         if short(*amount, allocatable.scalar(name), requested.scalar(name)) {
-            reasons.push(Reason { message: Cow::Owned(format!("Insufficient {name}")), resolvable: true });
+            reasons.push(Reason::new(Cow::Owned(format!("Insufficient {name}")), true));
         }
     }
 }
@@ -67,7 +67,7 @@ mod tests {
     }
 
     fn insufficient(name: &str) -> Reason {
-        Reason { message: Cow::Owned(format!("Insufficient {name}")), resolvable: true }
+        Reason::new(Cow::Owned(format!("Insufficient {name}")), true)
     }
 
     #[test]

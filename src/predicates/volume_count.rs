@@ -44,7 +44,7 @@ impl<'a> VolumeId<'a> {
 }
 
 fn unresolvable(message: String) -> Reason {
-    Reason { message: Cow::Owned(message), resolvable: false }
+    Reason::new(Cow::Owned(message), false)
 }
 
 /// The claim a volume reads through: `persistentVolumeClaim.claimName`, or `<pod>-<volume>` for a

@@ -1,18 +1,20 @@
-//! The admin listener: `/healthz` (the process serves) and `/readyz` (the cluster model can answer:
-//! loaded, or with a live source, every watch listed once and none failing for too long).
+//! The admin listener: `/healthz` (the process serves), `/readyz` (the cluster model can answer:
+//! loaded, or with a live source, every watch listed once and none failing for too long) and
+//! `/metrics` (Prometheus, see [`crate::metrics`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 
 use crate::cluster::source::kube::WatchHealth;
+use crate::metrics::{Metrics, CONTENT_TYPE};
 
 /// Set once the server listens; with a live source, also asks the watches.
 #[derive(Debug, Default)]
@@ -35,8 +37,22 @@ impl Readiness {
     }
 }
 
-pub fn router(readiness: Arc<Readiness>) -> Router {
-    Router::new().route("/healthz", get(healthz)).route("/readyz", get(readyz)).with_state(readiness)
+pub fn router(readiness: Arc<Readiness>, metrics: Arc<Metrics>) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+        .with_state(readiness)
+        .merge(Router::new().route("/metrics", get(scrape)).with_state(metrics))
+}
+
+async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
+    match metrics.encode() {
+        Ok(text) => ([(header::CONTENT_TYPE, CONTENT_TYPE)], text).into_response(),
+        Err(e) => {
+            tracing::warn!(error = %e, "could not encode the metrics");
+            (StatusCode::INTERNAL_SERVER_ERROR, format!("could not encode the metrics: {e}\n")).into_response()
+        }
+    }
 }
 
 async fn healthz() -> &'static str {

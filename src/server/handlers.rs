@@ -16,7 +16,8 @@ use axum::Json;
 use serde_json::value::RawValue;
 
 use crate::engine::{CancelFlag, Cancelled, Candidate, Evaluator, RequestJob, Verdict};
-use crate::server::body::read_body;
+use crate::metrics::requests::AnsweredWithError;
+use crate::server::body::{read_body, BodyError};
 use crate::server::AppState;
 use crate::wire::{
     Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority,
@@ -33,7 +34,19 @@ impl Drop for CancelOnDrop {
 }
 
 fn filter_error(status: StatusCode, message: &str) -> Response {
-    (status, Json(ExtenderFilterResult::error(message))).into_response()
+    with_error_mark((status, Json(ExtenderFilterResult::error(message))).into_response())
+}
+
+/// Tells the metrics layer that this answer carries an error.
+pub(crate) fn with_error_mark(mut response: Response) -> Response {
+    response.extensions_mut().insert(AnsweredWithError);
+    response
+}
+
+/// Logs a request whose body was refused (too large, unreadable), so every request has its line.
+pub(crate) fn body_refused(verb: &str, e: BodyError) -> BodyError {
+    tracing::info!(verb, status = e.status.as_u16(), error = %e.message, "refused a request body");
+    e
 }
 
 /// The message for a node the cluster model does not know.
@@ -106,7 +119,10 @@ pub(crate) async fn run_on_pool<J: Send + Sync + 'static, R: Send + 'static>(
     let job = Arc::clone(job);
     let rx = state.evaluator.spawn(move |ev| work(&job, ev));
     match tokio::time::timeout(state.request_timeout, rx).await {
-        Ok(Ok(Ok(v))) => Ok(v),
+        Ok(Ok(Ok(v))) => {
+            state.metrics.requests.evaluated(verb, nodes);
+            Ok(v)
+        }
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
         Err(_elapsed) => {
             cancel.cancel();
@@ -129,20 +145,23 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => return filter_error(e.status, &format!("ExtenderArgs: {}", e.message)),
+        Err(e) => return filter_error(e.status, &format!("ExtenderArgs: {}", body_refused("filter", e).message)),
     };
     let prepared = match prepare(&state, "filter", &bytes) {
         Ok(p) => p,
         Err((status, message)) => return filter_error(status, &message),
     };
-    let verdicts = match run_on_pool(&state, prepared.pool_request("filter"), &prepared.job, |job: &RequestJob, ev| {
-        job.filter(ev)
-    })
-    .await
-    {
-        Ok(v) => v,
-        Err(message) => return filter_error(StatusCode::OK, &message),
-    };
+    let metrics = Arc::clone(&state.metrics);
+    let verdicts =
+        match run_on_pool(&state, prepared.pool_request("filter"), &prepared.job, move |job: &RequestJob, ev| {
+            metrics.predicates.filter(job, ev)
+        })
+        .await
+        {
+            Ok(v) => v,
+            Err(message) => return filter_error(StatusCode::OK, &message),
+        };
+    state.metrics.predicates.record_filter(&verdicts);
     let Prepared { pod_key, job, request_nodes } = prepared;
     let node_count = job.candidates.len();
 
@@ -198,17 +217,23 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     let bytes = match read_body(&headers, body, state.max_body_bytes).await {
         Ok(b) => b,
         Err(e) => {
+            let e = body_refused("bind", e);
             let message = format!("ExtenderBindingArgs: {}", e.message);
             return (e.status, Json(ExtenderBindingResult::error(&message))).into_response();
         }
     };
     let args = match ExtenderBindingArgs::decode(&bytes) {
         Ok(a) => a,
-        Err(e) => return (StatusCode::BAD_REQUEST, Json(ExtenderBindingResult::error(&e.to_string()))).into_response(),
+        Err(e) => {
+            tracing::info!(verb = "bind", error = %e, "rejected a malformed request");
+            return (StatusCode::BAD_REQUEST, Json(ExtenderBindingResult::error(&e.to_string()))).into_response();
+        }
     };
     let pod = format!("{}/{}", args.pod_namespace, args.pod_name);
     let node = args.node.clone();
-    let result = match state.binder.bind(args).await {
+    let outcome = state.binder.bind(args).await;
+    state.metrics.bind.record(&outcome);
+    let result = match outcome {
         Ok(()) => ExtenderBindingResult::default(),
         Err(e) => ExtenderBindingResult::error(&e.to_string()),
     };
@@ -220,7 +245,13 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
         elapsed_us = started.elapsed().as_micros() as u64,
         "bound"
     );
-    (StatusCode::OK, Json(result)).into_response()
+    let failed = !result.error.is_empty();
+    let response = (StatusCode::OK, Json(result)).into_response();
+    if failed {
+        with_error_mark(response)
+    } else {
+        response
+    }
 }
 
 /// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no
@@ -228,11 +259,12 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 /// `{"Error": ...}` (kube-scheduler then scores without this extender).
 pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
-    let error =
-        |status: StatusCode, message: &str| (status, Json(ExtenderBindingResult::error(message))).into_response();
+    let error = |status: StatusCode, message: &str| {
+        with_error_mark((status, Json(ExtenderBindingResult::error(message))).into_response())
+    };
     let bytes = match read_body(&headers, body, state.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => return error(e.status, &format!("ExtenderArgs: {}", e.message)),
+        Err(e) => return error(e.status, &format!("ExtenderArgs: {}", body_refused("prioritize", e).message)),
     };
     let prepared = match prepare(&state, "prioritize", &bytes) {
         Ok(p) => p,

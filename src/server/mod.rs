@@ -24,6 +24,7 @@ use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCH
 use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::Evaluator;
+use crate::metrics::Metrics;
 use crate::policy::{load_policy, Plan};
 pub use admin::Readiness;
 pub use tls::{TlsError, TlsFiles};
@@ -107,6 +108,7 @@ pub struct AppState {
     pub request_timeout: Duration,
     /// The live source's watches; `None` for a snapshot or the demo cluster (always synced).
     pub watches: Option<Arc<WatchHealth>>,
+    pub metrics: Arc<Metrics>,
 }
 
 impl AppState {
@@ -153,6 +155,7 @@ pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
         .route(&format!("{prefix}/prioritize"), post(handlers::prioritize))
         .route(&format!("{prefix}/bind"), post(handlers::bind))
         .route(&format!("{prefix}/preempt"), post(preempt_handler::preempt))
+        .route_layer(axum::middleware::from_fn_with_state(Arc::clone(&state.metrics), crate::metrics::requests::track))
         .with_state(state)
 }
 
@@ -256,6 +259,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     // The model last: the live source starts its watches here.
     let Model { store, binder, watches, mut background } = open_model(&config).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
+    let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), watches.clone()));
     let state = Arc::new(AppState {
         store: Arc::clone(&store),
         plan: Arc::new(plan),
@@ -264,6 +268,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         max_body_bytes: config.max_body_bytes,
         request_timeout: config.request_timeout,
         watches,
+        metrics: Arc::clone(&metrics),
     });
 
     let (shutdown, _) = watch::channel(false);
@@ -278,7 +283,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tasks = vec![
         serve(verbs, verbs_router(state, &config.url_prefix), tls),
         // The admin listener stays plain HTTP: kubelet probes it at the pod IP.
-        serve(admin, admin::router(Arc::clone(&readiness)), None),
+        serve(admin, admin::router(Arc::clone(&readiness), metrics), None),
     ];
     readiness.set_ready();
     tracing::info!(verbs = %verbs_addr, https, admin = %admin_addr, prefix = %config.url_prefix, "listening");

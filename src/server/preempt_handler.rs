@@ -17,12 +17,12 @@ use axum::Json;
 use crate::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
 use crate::engine::CancelFlag;
 use crate::server::body::read_body;
-use crate::server::handlers::{run_on_pool, PoolRequest};
+use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest};
 use crate::server::AppState;
 use crate::wire::{ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaPod, MetaVictims};
 
 fn error(status: StatusCode, message: &str) -> Response {
-    (status, Json(ExtenderPreemptionResult::error(message))).into_response()
+    with_error_mark((status, Json(ExtenderPreemptionResult::error(message))).into_response())
 }
 
 /// The answer: the nodes where the pod fits once its victims are gone, with the victims it needs.
@@ -41,7 +41,7 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => return error(e.status, &format!("ExtenderPreemptionArgs: {}", e.message)),
+        Err(e) => return error(e.status, &format!("ExtenderPreemptionArgs: {}", body_refused("preempt", e).message)),
     };
     let args = match ExtenderPreemptionArgs::decode(&bytes) {
         Ok(a) => a,
@@ -52,6 +52,7 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
     };
     let pod_key = args.pod.key();
     if let Some(message) = state.not_synced() {
+        tracing::info!(verb = "preempt", pod = %pod_key, "answered before the cluster cache synced");
         // No Error field in upstream's ExtenderPreemptionResult: a non-200 status is how the
         // scheduler learns this answer is not to be used.
         return error(StatusCode::SERVICE_UNAVAILABLE, &message);

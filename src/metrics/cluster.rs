@@ -1,0 +1,70 @@
+//! Series computed at scrape time, never per event: the model's object counts from the current
+//! snapshot, each watch's last-event age from [`WatchHealth`], and the engine's count of
+//! nominated-pod second passes.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Unit;
+
+use crate::cluster::source::kube::{WatchHealth, WATCHED_KINDS};
+use crate::cluster::ClusterStore;
+use crate::engine::fits::SECOND_PASSES;
+
+#[derive(Debug)]
+pub struct ClusterCollector {
+    store: Arc<ClusterStore>,
+    watches: Option<Arc<WatchHealth>>,
+}
+
+impl ClusterCollector {
+    pub fn new(store: Arc<ClusterStore>, watches: Option<Arc<WatchHealth>>) -> Self {
+        ClusterCollector { store, watches }
+    }
+}
+
+impl Collector for ClusterCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let snapshot = self.store.snapshot();
+        let mut objects = encoder.encode_descriptor(
+            "cache_objects",
+            "Objects of each watched resource in the extender's cluster model",
+            None,
+            prometheus_client::metrics::MetricType::Gauge,
+        )?;
+        for kind in WATCHED_KINDS {
+            let count = i64::try_from(snapshot.count(kind)).unwrap_or(i64::MAX);
+            ConstGauge::new(count).encode(objects.encode_family(&[("resource", kind.resource())])?)?;
+        }
+
+        if let Some(watches) = &self.watches {
+            let now = Instant::now();
+            let mut ages = encoder.encode_descriptor(
+                "watch_last_event_age",
+                "Time since each watch last listed, delivered an event or a bookmark (absent until it first does)",
+                Some(&Unit::Seconds),
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (kind, last) in watches.last_events() {
+                if let Some(last) = last {
+                    let age = now.saturating_duration_since(last).as_secs_f64();
+                    ConstGauge::new(age).encode(ages.encode_family(&[("resource", kind.resource())])?)?;
+                }
+            }
+        }
+
+        let second_passes = ConstCounter::new(SECOND_PASSES.load(Ordering::Relaxed));
+        second_passes.encode(encoder.encode_descriptor(
+            "nominated_second_passes",
+            "Second passes of the nominated-pod double pass (pass 1 with the nominated pods passed, so the node was checked again without them), process-wide",
+            None,
+            second_passes.metric_type(),
+        )?)?;
+        Ok(())
+    }
+}

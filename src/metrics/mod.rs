@@ -1,0 +1,98 @@
+//! Prometheus metrics, served by `GET /metrics` on the admin listener in the OpenMetrics text
+//! format ([`CONTENT_TYPE`]), which Prometheus scrapes natively. Every series starts with
+//! `predicate_extender_`; none has a per-node or per-pod label.
+//!
+//! Mirrored from kube-scheduler (`pkg/scheduler/metrics/metrics.go`, subsystem `scheduler`), with
+//! our prefix in place of `scheduler_` and the same labels and buckets, so dashboards carry over by
+//! renaming the prefix:
+//! - `framework_extension_point_duration_seconds{extension_point,status,profile}`: histogram,
+//!   exponential buckets from 0.0001 by 2, 12 of them. One observation per request: `Filter`
+//!   (/filter), `Score` (/prioritize), `Bind` (/bind), `PostFilter` (/preempt); status `Success`,
+//!   or `Error` when the answer carries an error or is not a 200.
+//! - `plugin_execution_duration_seconds{plugin,extension_point,status}`: histogram, exponential
+//!   buckets from 0.00001 by 1.5, 20 of them. One observation per predicate per node, on sampled
+//!   /filter requests only: upstream samples scheduling cycles with
+//!   `rand.Intn(100) < pluginMetricsSamplePercent` (10) in `schedule_one.go`, and so do we
+//!   ([`SAMPLE_PERCENT`]). Status as upstream's codes: `Success`, `Unschedulable`,
+//!   `UnschedulableAndUnresolvable`.
+//! - `plugin_evaluation_total{plugin,extension_point,profile}`: counter. Upstream counts every
+//!   Filter call; we count the same from the verdicts, per request: a node that fails at a
+//!   predicate ran the predicates up to it, one that fits ran them all (with
+//!   `alwaysCheckAllPredicates`, every node ran every predicate). A node's second nominated-pod
+//!   pass is not counted again.
+//!
+//! "plugin" is the classic predicate name (`PodFitsResources`), `profile` is [`PROFILE`].
+
+pub mod bind;
+pub mod cluster;
+pub mod predicates;
+pub mod requests;
+
+use std::fmt;
+use std::sync::Arc;
+
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::info::Info;
+use prometheus_client::registry::Registry;
+
+use crate::cluster::source::kube::WatchHealth;
+use crate::cluster::ClusterStore;
+use crate::policy::Plan;
+
+/// The media type of [`Metrics::encode`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The value of the `profile` label of the mirrored kube-scheduler series.
+pub const PROFILE: &str = "predicate-extender";
+
+/// The share of /filter requests, in percent, whose predicates are timed one by one (upstream's
+/// `pluginMetricsSamplePercent`).
+pub const SAMPLE_PERCENT: u32 = 10;
+
+/// Every series the server exports, in one registry.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    pub requests: requests::RequestMetrics,
+    pub predicates: predicates::PredicateMetrics,
+    pub bind: bind::BindMetrics,
+}
+
+impl Metrics {
+    /// The series of a server running `plan` on the model in `store`, with the live source's
+    /// `watches` when there are any.
+    pub fn new(plan: &Plan, store: Arc<ClusterStore>, watches: Option<Arc<WatchHealth>>) -> Metrics {
+        Metrics::with_sample_percent(plan, store, watches, SAMPLE_PERCENT)
+    }
+
+    /// [`Metrics::new`] timing the predicates of `percent`% of /filter requests.
+    pub fn with_sample_percent(
+        plan: &Plan,
+        store: Arc<ClusterStore>,
+        watches: Option<Arc<WatchHealth>>,
+        percent: u32,
+    ) -> Metrics {
+        let mut registry = Registry::with_prefix("predicate_extender");
+        let requests = requests::RequestMetrics::register(&mut registry);
+        let predicates = predicates::PredicateMetrics::register(&mut registry, plan, percent);
+        let bind = bind::BindMetrics::register(&mut registry);
+        registry.register_collector(Box::new(cluster::ClusterCollector::new(store, watches)));
+        registry.register(
+            "build",
+            "The extender's version and target; the value is always 1",
+            Info::new(vec![
+                ("version", env!("CARGO_PKG_VERSION")),
+                ("target_arch", std::env::consts::ARCH),
+                ("target_os", std::env::consts::OS),
+            ]),
+        );
+        Metrics { registry, requests, predicates, bind }
+    }
+
+    /// The OpenMetrics text of every series.
+    pub fn encode(&self) -> Result<String, fmt::Error> {
+        let mut text = String::with_capacity(16 << 10);
+        encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+}

@@ -1,0 +1,328 @@
+//! Per-predicate series: evaluations and rejections counted once per /filter request from its
+//! verdicts (no counter is touched per node), and durations timed on sampled requests only.
+
+use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::engine::{Cancelled, Evaluator, RequestJob, Verdict};
+use crate::metrics::PROFILE;
+use crate::policy::Plan;
+use crate::predicates::{Predicate, Reason};
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EvaluationLabels {
+    plugin: String,
+    extension_point: &'static str,
+    profile: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DurationLabels {
+    plugin: String,
+    extension_point: &'static str,
+    status: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RejectionLabels {
+    predicate: String,
+}
+
+/// Upstream's buckets for `plugin_execution_duration_seconds`.
+fn plugin_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.00001, 1.5, 20))
+}
+
+/// Upstream's status codes, by what a predicate said about one node.
+const STATUSES: [&str; 3] = ["Success", "Unschedulable", "UnschedulableAndUnresolvable"];
+
+fn status_of(reasons: &[Reason]) -> usize {
+    match reasons {
+        [] => 0,
+        _ if reasons.iter().all(|r| r.resolvable) => 1,
+        _ => 2,
+    }
+}
+
+/// The classic predicate name: the kind's, so custom Policy names of `CheckNodeLabelPresence`
+/// and `CheckServiceAffinity` entries do not each make a series.
+fn plugin_name(predicate: &dyn Predicate) -> String {
+    predicate.kind().map_or_else(|| predicate.name().to_string(), |k| k.name().to_string())
+}
+
+/// The series of one predicate of the plan, resolved once so a request never hashes labels.
+#[derive(Debug)]
+struct Slot {
+    plugin: String,
+    evaluations: Counter,
+    rejections: Counter,
+    /// By [`STATUSES`]; made on first use so statuses never seen make no series.
+    durations: [OnceLock<Histogram>; 3],
+}
+
+/// Picks `percent`% of requests at random (a counter hashed with a per-process random key).
+#[derive(Debug)]
+struct Sampler {
+    percent: u32,
+    next: AtomicU64,
+    key: std::hash::RandomState,
+}
+
+impl Sampler {
+    fn sample(&self) -> bool {
+        match self.percent {
+            0 => false,
+            p if p >= 100 => true,
+            p => self.key.hash_one(self.next.fetch_add(1, Ordering::Relaxed)) % 100 < u64::from(p),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct PredicateMetrics {
+    slots: Vec<Slot>,
+    always_check_all: bool,
+    durations: Family<DurationLabels, Histogram, fn() -> Histogram>,
+    sampler: Sampler,
+}
+
+impl PredicateMetrics {
+    pub(super) fn register(registry: &mut Registry, plan: &Plan, sample_percent: u32) -> Self {
+        let evaluations = Family::<EvaluationLabels, Counter>::default();
+        let rejections = Family::<RejectionLabels, Counter>::default();
+        let durations: Family<DurationLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(plugin_buckets);
+        registry.register(
+            "plugin_evaluation",
+            "As kube-scheduler's: predicate evaluations (one per predicate per node it ran on), counted from each /filter request's verdicts",
+            evaluations.clone(),
+        );
+        registry.register(
+            "predicate_rejections",
+            "Nodes a predicate rejected in /filter requests (each predicate that gave a node a reason counts once)",
+            rejections.clone(),
+        );
+        registry.register_with_unit(
+            "plugin_execution_duration",
+            "As kube-scheduler's: time one predicate took on one node, on a sample of /filter requests",
+            Unit::Seconds,
+            durations.clone(),
+        );
+        let slots = plan
+            .predicates
+            .iter()
+            .map(|p| {
+                let plugin = plugin_name(p.as_ref());
+                let evaluation =
+                    EvaluationLabels { plugin: plugin.clone(), extension_point: "Filter", profile: PROFILE };
+                Slot {
+                    evaluations: evaluations.get_or_create_owned(&evaluation),
+                    rejections: rejections.get_or_create_owned(&RejectionLabels { predicate: plugin.clone() }),
+                    plugin,
+                    durations: Default::default(),
+                }
+            })
+            .collect();
+        let sampler = Sampler { percent: sample_percent, next: AtomicU64::new(0), key: Default::default() };
+        PredicateMetrics { slots, always_check_all: plan.always_check_all, durations, sampler }
+    }
+
+    /// Runs a /filter job's predicates on the evaluator: on a sampled request, timing each
+    /// predicate on each node into `plugin_execution_duration_seconds`.
+    pub fn filter(&self, job: &RequestJob, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
+        if self.sampler.sample() {
+            job.filter_timed(evaluator, &|slot, reasons, took| self.observe(slot, reasons, took))
+        } else {
+            job.filter(evaluator)
+        }
+    }
+
+    /// One predicate (its plan slot) ran on one node of a sampled request, gave `reasons` and
+    /// took `took`.
+    fn observe(&self, slot: usize, reasons: &[Reason], took: Duration) {
+        let Some(s) = self.slots.get(slot) else { return };
+        let status = status_of(reasons);
+        let histogram = s.durations[status].get_or_init(|| {
+            let labels =
+                DurationLabels { plugin: s.plugin.clone(), extension_point: "Filter", status: STATUSES[status] };
+            self.durations.get_or_create_owned(&labels)
+        });
+        histogram.observe(took.as_secs_f64());
+    }
+
+    /// Counts a /filter request's evaluations and rejections from its verdicts, in one pass over
+    /// them and one counter add per predicate.
+    pub fn record_filter(&self, verdicts: &[Verdict]) {
+        let n = self.slots.len();
+        let Some(last) = n.checked_sub(1) else { return };
+        // ran_through[j]: nodes whose evaluation ended with predicate j.
+        let mut ran_through = vec![0u64; n];
+        let mut rejected = vec![0u64; n];
+        for verdict in verdicts {
+            match verdict {
+                Verdict::Unknown => {}
+                Verdict::Fits => ran_through[last] += 1,
+                Verdict::Fails(reasons) => {
+                    let mut previous = None;
+                    for r in reasons {
+                        let slot = r.slot as usize;
+                        if previous != Some(slot) && slot < n {
+                            rejected[slot] += 1;
+                        }
+                        previous = Some(slot);
+                    }
+                    let first = reasons.first().map_or(last, |r| (r.slot as usize).min(last));
+                    ran_through[if self.always_check_all { last } else { first }] += 1;
+                }
+            }
+        }
+        let mut ran = 0;
+        for (slot, (through, rejections)) in self.slots.iter().zip(ran_through.iter().zip(&rejected)).rev() {
+            ran += through;
+            if ran > 0 {
+                slot.evaluations.inc_by(ran);
+            }
+            if *rejections > 0 {
+                slot.rejections.inc_by(*rejections);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::predicates::Kind;
+
+    fn plan(kinds: &[Kind], always_check_all: bool) -> Plan {
+        Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), always_check_all, ..Plan::default() }
+    }
+
+    fn reason(slot: u32, resolvable: bool) -> Reason {
+        let mut r = if resolvable { Reason::resolvable("r") } else { Reason::unresolvable("u") };
+        r.slot = slot;
+        r
+    }
+
+    fn counts(m: &PredicateMetrics) -> Vec<(u64, u64)> {
+        m.slots.iter().map(|s| (s.evaluations.get(), s.rejections.get())).collect()
+    }
+
+    const KINDS: [Kind; 3] = [Kind::CheckNodeCondition, Kind::PodFitsResources, Kind::PodToleratesNodeTaints];
+
+    #[test]
+    fn evaluations_and_rejections_come_from_the_verdicts() {
+        let m = PredicateMetrics::register(&mut Registry::default(), &plan(&KINDS, false), 0);
+        m.record_filter(&[
+            Verdict::Fits,
+            Verdict::Unknown,
+            Verdict::Fails(vec![reason(0, false)]),
+            // Two reasons of one predicate reject the node once.
+            Verdict::Fails(vec![reason(1, true), reason(1, true)]),
+            Verdict::Fails(vec![reason(2, false)]),
+        ]);
+        // Slot 0 ran on the 4 known nodes, slot 1 on the 3 that passed slot 0, slot 2 on 2.
+        assert_eq!(counts(&m), vec![(4, 1), (3, 1), (2, 1)]);
+    }
+
+    #[test]
+    fn always_check_all_runs_every_predicate_on_every_known_node() {
+        let m = PredicateMetrics::register(&mut Registry::default(), &plan(&KINDS, true), 0);
+        m.record_filter(&[Verdict::Fits, Verdict::Fails(vec![reason(0, false), reason(2, false)]), Verdict::Unknown]);
+        assert_eq!(counts(&m), vec![(2, 1), (2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn the_sampler_keeps_about_its_share() {
+        let sampler = |percent| Sampler { percent, next: AtomicU64::new(0), key: Default::default() };
+        let (none, all, tenth) = (sampler(0), sampler(100), sampler(10));
+        assert!((0..1000).all(|_| !none.sample()));
+        assert!((0..1000).all(|_| all.sample()));
+        let kept = (0..10_000).filter(|_| tenth.sample()).count();
+        assert!((700..1300).contains(&kept), "10% of 10,000 requests sampled, got {kept}");
+    }
+
+    /// A /filter job of the demo's pending pod web-2 over the demo's six nodes.
+    fn demo_job(plan: &Plan) -> RequestJob {
+        let snapshot = std::sync::Arc::new(crate::cluster::source::demo::demo_objects().unwrap().into_snapshot());
+        let pod = crate::testing::PodBuilder::new("web-2").req(&[("cpu", "1")]).build();
+        let candidates = snapshot
+            .node_names()
+            .into_iter()
+            .map(|n| crate::engine::Candidate::by_name(&snapshot, n.to_string()))
+            .collect();
+        RequestJob {
+            plan: std::sync::Arc::new(plan.clone()),
+            pod,
+            snapshot,
+            candidates,
+            from_request_nodes: false,
+            cancel: crate::engine::CancelFlag::new(),
+        }
+    }
+
+    /// `plugin_execution_duration_seconds_count` per `plugin/status`, from the encoded text.
+    fn duration_counts(registry: &Registry) -> Vec<(String, u64)> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+        let mut counts: Vec<(String, u64)> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("plugin_execution_duration_seconds_count{"))
+            .map(|l| {
+                let (labels, value) = l.split_once("} ").unwrap();
+                let label = |k: &str| {
+                    labels
+                        .split(',')
+                        .find_map(|kv| kv.strip_prefix(&format!("{k}=\"")).map(|v| v.trim_end_matches('"').to_string()))
+                        .unwrap()
+                };
+                (format!("{}/{}", label("plugin"), label("status")), value.parse().unwrap())
+            })
+            .collect();
+        counts.sort();
+        counts
+    }
+
+    #[test]
+    fn sampled_requests_time_every_predicate_on_every_node_and_others_none() {
+        let plan = plan(&KINDS, false);
+        let job = demo_job(&plan);
+        let evaluator = Evaluator::new(2).unwrap();
+        let untimed = job.filter(&evaluator).unwrap();
+
+        let mut registry = Registry::default();
+        let never = PredicateMetrics::register(&mut registry, &plan, 0);
+        assert_eq!(never.filter(&job, &evaluator).unwrap(), untimed);
+        assert_eq!(duration_counts(&registry), vec![], "an unsampled request times nothing");
+
+        let mut registry = Registry::default();
+        let always = PredicateMetrics::register(&mut registry, &plan, 100);
+        assert_eq!(always.filter(&job, &evaluator).unwrap(), untimed, "timing changes no verdict");
+        always.record_filter(&untimed);
+        let counts = duration_counts(&registry);
+        // Each predicate was timed once per node it ran on: the evaluation count (the demo's
+        // nominated pod makes node-b2 a double pass, but web-2's 1 cpu fails its first pass).
+        let timed: u64 = counts.iter().map(|(_, c)| c).sum();
+        let evaluated: u64 = always.slots.iter().map(|s| s.evaluations.get()).sum();
+        assert!(timed > 0 && timed == evaluated, "timed {timed}, evaluated {evaluated}: {counts:?}");
+        let rejected: u64 = always.slots.iter().map(|s| s.rejections.get()).sum();
+        let failed: u64 = counts.iter().filter(|(k, _)| !k.ends_with("/Success")).map(|(_, c)| c).sum();
+        assert_eq!(failed, rejected, "{counts:?}");
+        assert!(counts.iter().any(|(k, _)| k == "CheckNodeCondition/Success"), "{counts:?}");
+    }
+
+    #[test]
+    fn statuses_follow_upstreams_codes() {
+        assert_eq!(STATUSES[status_of(&[])], "Success");
+        assert_eq!(STATUSES[status_of(&[reason(0, true)])], "Unschedulable");
+        assert_eq!(STATUSES[status_of(&[reason(0, true), reason(0, false)])], "UnschedulableAndUnresolvable");
+    }
+}

@@ -1,0 +1,160 @@
+//! Per-request series: the count and latency of every verb by status code (a middleware on the
+//! verbs router, so no handler times itself), the mirrored extension-point latency, and how many
+//! nodes each request evaluated.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::metrics::{Metrics, PROFILE};
+
+/// Put in a response's extensions by a handler whose answer carries an error (a 200 with `Error`
+/// filled among them): the mirrored extension-point series then says `Error`, not `Success`.
+#[derive(Debug, Clone, Copy)]
+pub struct AnsweredWithError;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct HttpLabels {
+    verb: &'static str,
+    code: u16,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ExtensionPointLabels {
+    extension_point: &'static str,
+    status: &'static str,
+    profile: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VerbLabels {
+    verb: &'static str,
+}
+
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// 0.1 ms to 3.3 s: the request timeout is 4 s by default.
+fn request_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 2.0, 16))
+}
+
+/// Upstream's buckets for `framework_extension_point_duration_seconds`.
+fn extension_point_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.0001, 2.0, 12))
+}
+
+/// 1 to 16,384 nodes.
+fn node_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(1.0, 2.0, 15))
+}
+
+#[derive(Debug)]
+pub struct RequestMetrics {
+    requests: Family<HttpLabels, Counter>,
+    durations: Histograms<HttpLabels>,
+    extension_points: Histograms<ExtensionPointLabels>,
+    nodes: Histograms<VerbLabels>,
+}
+
+/// The verb of a request path (the last segment; the routes may sit under a prefix).
+fn verb_of(path: &str) -> &'static str {
+    match path.rsplit('/').next() {
+        Some("filter") => "filter",
+        Some("prioritize") => "prioritize",
+        Some("bind") => "bind",
+        Some("preempt") => "preempt",
+        _ => "other",
+    }
+}
+
+/// kube-scheduler's extension point for each verb.
+fn extension_point(verb: &str) -> Option<&'static str> {
+    match verb {
+        "filter" => Some("Filter"),
+        "prioritize" => Some("Score"),
+        "bind" => Some("Bind"),
+        "preempt" => Some("PostFilter"),
+        _ => None,
+    }
+}
+
+impl RequestMetrics {
+    pub(super) fn register(registry: &mut Registry) -> Self {
+        let m = RequestMetrics {
+            requests: Family::default(),
+            durations: Family::new_with_constructor(request_buckets),
+            extension_points: Family::new_with_constructor(extension_point_buckets),
+            nodes: Family::new_with_constructor(node_buckets),
+        };
+        registry.register("http_requests", "Requests answered, by verb and HTTP status code", m.requests.clone());
+        registry.register_with_unit(
+            "http_request_duration",
+            "Time from a request's arrival to its answer being ready to send, body read included, by verb and HTTP status code",
+            Unit::Seconds,
+            m.durations.clone(),
+        );
+        registry.register_with_unit(
+            "framework_extension_point_duration",
+            "As kube-scheduler's: latency of an extension point (Filter, Score, Bind, PostFilter), one observation per request",
+            Unit::Seconds,
+            m.extension_points.clone(),
+        );
+        registry.register(
+            "evaluated_nodes",
+            "Candidate nodes per /filter, /prioritize and /preempt request that reached the evaluator",
+            m.nodes.clone(),
+        );
+        m
+    }
+
+    /// One request of `verb` answered with `code` after `seconds`.
+    pub fn observe(&self, verb: &'static str, code: u16, answered_with_error: bool, seconds: f64) {
+        let labels = HttpLabels { verb, code };
+        self.requests.get_or_create(&labels).inc();
+        self.durations.get_or_create(&labels).observe(seconds);
+        if let Some(extension_point) = extension_point(verb) {
+            let status = if code == 200 && !answered_with_error { "Success" } else { "Error" };
+            let labels = ExtensionPointLabels { extension_point, status, profile: PROFILE };
+            self.extension_points.get_or_create(&labels).observe(seconds);
+        }
+    }
+
+    /// A request of `verb` evaluated `nodes` candidates.
+    pub fn evaluated(&self, verb: &str, nodes: usize) {
+        self.nodes.get_or_create(&VerbLabels { verb: verb_of(verb) }).observe(nodes as f64);
+    }
+}
+
+/// The middleware: times each request of the verbs router and counts it by verb and status.
+pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let verb = verb_of(request.uri().path());
+    let response = next.run(request).await;
+    let answered_with_error = response.extensions().get::<AnsweredWithError>().is_some();
+    metrics.requests.observe(verb, response.status().as_u16(), answered_with_error, started.elapsed().as_secs_f64());
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbs_come_from_the_last_path_segment() {
+        assert_eq!(verb_of("/filter"), "filter");
+        assert_eq!(verb_of("/scheduler/v1/prioritize"), "prioritize");
+        assert_eq!(verb_of("/bind"), "bind");
+        assert_eq!(verb_of("/preempt"), "preempt");
+        assert_eq!(verb_of("/filter/x"), "other");
+        assert_eq!(extension_point("prioritize"), Some("Score"));
+        assert_eq!(extension_point("other"), None);
+    }
+}
