@@ -15,13 +15,12 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::value::RawValue;
 
-use crate::engine::{CancelFlag, Cancelled, Candidate, Evaluator, RequestJob, Verdict};
+use crate::engine::{CancelFlag, Cancelled, Candidate, Evaluator, RequestJob};
 use crate::metrics::requests::AnsweredWithError;
 use crate::server::body::{read_body, BodyError};
 use crate::server::AppState;
 use crate::wire::{
     Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority,
-    NodeListOut,
 };
 
 /// Cancels the node evaluation when the handler is dropped: the client went away.
@@ -49,8 +48,7 @@ pub(crate) fn body_refused(verb: &str, e: BodyError) -> BodyError {
     e
 }
 
-/// The message for a node the cluster model does not know.
-pub const UNKNOWN_NODE: &str = "node is not in the extender's cluster cache yet";
+pub use crate::server::filter_result::{filter_result, UNKNOWN_NODE};
 
 /// A decoded filter or prioritize request, with its candidates resolved against the model.
 struct Prepared<'a> {
@@ -165,42 +163,9 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
     let Prepared { pod_key, job, request_nodes } = prepared;
     let node_count = job.candidates.len();
 
-    let mut result = ExtenderFilterResult::default();
-    let mut feasible_names = Vec::new();
-    let mut feasible_raw = Vec::new();
-    for (i, (candidate, verdict)) in job.candidates.iter().zip(&verdicts).enumerate() {
-        let name = candidate.name();
-        match verdict {
-            Verdict::Fits => match &request_nodes {
-                Some((_, raws)) => feasible_raw.push(raws[i]),
-                None => feasible_names.push(name.to_string()),
-            },
-            Verdict::Unknown => {
-                result.failed_nodes.insert(name.to_string(), UNKNOWN_NODE.to_string());
-            }
-            Verdict::Fails(reasons) => {
-                let text = reasons.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(", ");
-                tracing::debug!(pod = %pod_key, node = name, reasons = %text, "node does not fit");
-                if reasons.iter().all(|r| r.resolvable) {
-                    result.failed_nodes.insert(name.to_string(), text);
-                } else {
-                    result.failed_and_unresolvable_nodes.insert(name.to_string(), text);
-                }
-            }
-        }
-    }
-    let feasible = feasible_names.len() + feasible_raw.len();
-    let empty_meta = RawValue::from_string("{}".to_string()).ok();
-    match &request_nodes {
-        Some((metadata, _)) => {
-            let metadata = metadata.or(empty_meta.as_deref());
-            match metadata {
-                Some(metadata) => result.nodes = Some(NodeListOut { metadata, items: feasible_raw }),
-                None => return filter_error(StatusCode::INTERNAL_SERVER_ERROR, "could not encode the node list"),
-            }
-        }
-        None => result.node_names = Some(feasible_names),
-    }
+    let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
+    let result = filter_result(&job.candidates, &verdicts, request_nodes, &pod_key);
+    let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
     tracing::info!(
         verb = "filter",
         pod = %pod_key,

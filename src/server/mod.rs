@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod body;
+pub mod filter_result;
 pub mod handlers;
 pub mod listener;
 pub mod preempt_handler;
