@@ -8,7 +8,8 @@
 # pods, the pending pod, and its /filter bodies (every node as NodeNames, K of them as NodeNames,
 # every node as Nodes). Starts `serve --cluster-snapshot` on it, waits for /readyz, runs wrk for a
 # fixed duration per case (wrk runs for a duration, not a request count), stops the server on exit.
-# The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, PORT.
+# The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, PORT; and
+# BIN=path runs that binary instead of building target/release/predicate-extender.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,9 +43,11 @@ if ! command -v wrk >/dev/null; then
   exit 2
 fi
 
-echo "== building the release binary"
-cargo build --release --locked --bin predicate-extender
-BIN=target/release/predicate-extender
+if [[ -z ${BIN:-} ]]; then # BIN=path uses that binary as it is
+  echo "== building the release binary"
+  cargo build --release --locked --bin predicate-extender
+  BIN=target/release/predicate-extender
+fi
 
 DIR=target/load/$NODES-nodes
 mkdir -p "$DIR"

@@ -1,4 +1,4 @@
-//! Writes the generated objects as JSON, object by object: a 5,000-node cluster is about 700 MB
+//! Writes the generated objects as JSON, object by object: a 5,000-node cluster is about 660 MB
 //! and is never held whole. Objects are generated in parallel in chunks and written in order.
 
 use std::io::{self, Write};
