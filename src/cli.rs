@@ -28,6 +28,8 @@ pub enum Command {
     Serve(ServeArgs),
     /// Explain why a pod fits each node or not: every predicate's verdict, and the scores.
     Explain(crate::explain::cli::ExplainArgs),
+    /// Write a synthetic cluster snapshot, a pending pod or a /filter request, for measurements.
+    GenCluster(crate::gen_cluster::GenClusterArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

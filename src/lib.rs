@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cluster;
 pub mod engine;
 pub mod explain;
+pub mod gen_cluster;
 pub mod hashing;
 pub mod metrics;
 pub mod policy;

@@ -19,6 +19,16 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Explain(args) => explain(args),
+        Command::GenCluster(args) => match predicate_extender::gen_cluster::run(&args) {
+            Ok(summary) => {
+                eprintln!("{summary}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("predicate-extender: {e}");
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

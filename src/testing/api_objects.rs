@@ -2,7 +2,7 @@
 //! image lists), for measurements that must go through decoding: the memory the model holds after
 //! a watch delivered a cluster, and snapshot files of realistic size.
 //!
-//! A node is about 13 KB of JSON (3 KB of managedFields, 6 KB of images); a pod 5 to 8 KB.
+//! A node is about 9.8 KB of JSON (1.9 KB of managedFields, 5.5 KB of images); a pod 5 to 8 KB.
 
 use serde_json::{json, Value};
 
@@ -102,8 +102,29 @@ pub fn node(spec: &ClusterSpec, rng: &mut Rng, i: usize) -> Value {
     })
 }
 
+/// Where a generated pod is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement<'a> {
+    /// Running on this node (`spec.nodeName`).
+    Bound(&'a str),
+    /// Waiting, nominated to this node by a preemption (`status.nominatedNodeName`).
+    Nominated(&'a str),
+    /// Waiting, with no node.
+    Pending,
+}
+
 /// A pod of a random app on `node` ("" for pending), with 1-3 containers.
 pub fn pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, node: &str) -> Value {
+    let placement = if node.is_empty() { Placement::Pending } else { Placement::Bound(node) };
+    placed_pod(spec, rng, name, placement)
+}
+
+/// A pod of a random app, placed as told, with 1-3 containers.
+pub fn placed_pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, placement: Placement<'_>) -> Value {
+    let node = match placement {
+        Placement::Bound(node) => node,
+        Placement::Nominated(_) | Placement::Pending => "",
+    };
     let app = format!("app-{}", rng.below(APPS));
     let namespace = format!("team-{}", app.len() % 5);
     let anti_affinity = rng.percent(spec.anti_affinity_percent);
@@ -193,22 +214,79 @@ pub fn pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, node: &str) -> Value {
             "containerStatuses": statuses,
         });
     }
+    if let Placement::Nominated(node) = placement {
+        pod["status"] = json!({
+            "phase": "Pending", "qosClass": "Burstable", "nominatedNodeName": node,
+            "conditions": [{"type": "PodScheduled", "status": "False", "lastProbeTime": null, "lastTransitionTime": TIME,
+                            "reason": "Unschedulable",
+                            "message": "0/5000 nodes are available: 5000 Insufficient cpu. preemption: 1 node is nominated"}],
+        });
+    }
     pod
 }
 
-/// The whole cluster as API objects: every node, then its pods.
+// Each object draws from a generator of its own (`Rng::derive`), so a node or a pod can be
+// generated without the objects before it: `gen-cluster` writes the nodes of a request without
+// generating 100,000 pods, and the generation runs in parallel.
+const NODE_STREAM: u64 = 1;
+const POD_STREAM: u64 = 2;
+const PENDING_STREAM: u64 = 3;
+/// For callers that need further pods of the same shape (the pod-event benchmark).
+pub const EXTRA_POD_STREAM: u64 = 4;
+
+/// Node `i` of the cluster.
+pub fn cluster_node(spec: &ClusterSpec, i: usize) -> Value {
+    node(spec, &mut Rng::derive(spec.seed, NODE_STREAM, i as u64), i)
+}
+
+/// Whether pod `j` of node `i` is one of the `spec.nominated` pods: they are spread evenly over
+/// the cluster's pods, exactly `spec.nominated` of them (all when it is larger).
+pub fn is_nominated(spec: &ClusterSpec, i: usize, j: usize) -> bool {
+    let total = (spec.nodes * spec.pods_per_node) as u128;
+    let k = spec.nominated as u128;
+    let g = (i * spec.pods_per_node + j) as u128;
+    // Pod g is picked when the running count of picks, floor(g * k / total), steps at it.
+    total > 0 && ((g + 1) * k / total) > (g * k / total)
+}
+
+/// Pod `j` of node `i`: running on it, or nominated to it (see [`is_nominated`]).
+pub fn cluster_pod(spec: &ClusterSpec, i: usize, j: usize) -> Value {
+    let node = node_name(i);
+    let placement = if is_nominated(spec, i, j) { Placement::Nominated(&node) } else { Placement::Bound(&node) };
+    let g = (i * spec.pods_per_node + j) as u64;
+    placed_pod(spec, &mut Rng::derive(spec.seed, POD_STREAM, g), &format!("pod-{i}-{j}"), placement)
+}
+
+/// The app of the pending pod; no pod of the cluster has it.
+pub const PENDING_APP: &str = "checkout-api";
+
+/// The pod waiting to be scheduled: the first replica of a new deployment, with requests that fit
+/// on every untainted node (500m cpu, 1Gi), required anti-affinity to its own app per host and a
+/// zone spread of its app (maxSkew 1, DoNotSchedule). Nothing in the cluster matches either term
+/// yet, so they cost their full evaluation without failing nodes; the tainted nodes fail.
+pub fn pending_pod(spec: &ClusterSpec) -> Value {
+    let mut rng = Rng::derive(spec.seed, PENDING_STREAM, 0);
+    let mut pod = placed_pod(spec, &mut rng, "checkout-api-6c9f7d5b8-x2x7q", Placement::Pending);
+    let selector = json!({"matchLabels": {"app": PENDING_APP}});
+    pod["metadata"]["namespace"] = json!("shop");
+    pod["metadata"]["generateName"] = json!("checkout-api-6c9f7d5b8-");
+    pod["metadata"]["labels"] =
+        json!({"app": PENDING_APP, "pod-template-hash": "6c9f7d5b8", "app.kubernetes.io/part-of": "shop"});
+    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "checkout-api-6c9f7d5b8",
+        "uid": "uid-rs-checkout-api", "controller": true, "blockOwnerDeletion": true}]);
+    pod["spec"]["containers"][0]["resources"] =
+        json!({"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}});
+    pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}]}});
+    pod["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]);
+    pod
+}
+
+/// The whole cluster as API objects: every node, and every node's pods.
 pub fn cluster(spec: &ClusterSpec) -> (Vec<Value>, Vec<Value>) {
-    let mut rng = Rng::new(spec.seed);
-    let mut nodes = Vec::with_capacity(spec.nodes);
-    let mut pods = Vec::with_capacity(spec.nodes * spec.pods_per_node);
-    for i in 0..spec.nodes {
-        let n = node(spec, &mut rng, i);
-        let name = node_name(i);
-        for j in 0..spec.pods_per_node {
-            pods.push(pod(spec, &mut rng, &format!("pod-{i}-{j}"), &name));
-        }
-        nodes.push(n);
-    }
+    let nodes = (0..spec.nodes).map(|i| cluster_node(spec, i)).collect();
+    let pods = (0..spec.nodes).flat_map(|i| (0..spec.pods_per_node).map(move |j| cluster_pod(spec, i, j))).collect();
     (nodes, pods)
 }
 
@@ -217,17 +295,25 @@ mod tests {
     use super::*;
     use crate::cluster::objects::{Node, Object, Pod};
 
+    fn json_len(v: &Value) -> usize {
+        serde_json::to_vec(v).unwrap().len()
+    }
+
     #[test]
     fn objects_are_realistically_sized_and_decode_into_the_model_types() {
-        let spec = ClusterSpec { nodes: 10, pods_per_node: 5, ..ClusterSpec::default() };
+        let spec = ClusterSpec { nodes: 20, pods_per_node: 5, ..ClusterSpec::default() };
         let (nodes, pods) = cluster(&spec);
-        let node_bytes: usize = nodes.iter().map(|n| n.to_string().len()).sum::<usize>() / nodes.len();
-        let pod_bytes: usize = pods.iter().map(|p| p.to_string().len()).sum::<usize>() / pods.len();
-        assert!((9_000..18_000).contains(&node_bytes), "node {node_bytes} bytes");
-        assert!((3_000..10_000).contains(&pod_bytes), "pod {pod_bytes} bytes");
+        let node_bytes = nodes.iter().map(json_len).sum::<usize>() / nodes.len();
+        let managed = nodes.iter().map(|n| json_len(&n["metadata"]["managedFields"])).sum::<usize>() / nodes.len();
+        let images = nodes.iter().map(|n| json_len(&n["status"]["images"])).sum::<usize>() / nodes.len();
+        let pod_bytes = pods.iter().map(json_len).sum::<usize>() / pods.len();
+        assert!((9_000..11_000).contains(&node_bytes), "node {node_bytes} bytes");
+        assert!((1_700..2_200).contains(&managed), "node managedFields {managed} bytes");
+        assert!((4_800..6_200).contains(&images), "node images {images} bytes");
+        assert!((4_000..9_000).contains(&pod_bytes), "pod {pod_bytes} bytes");
         for n in &nodes {
             let node: Object<Node> = serde_json::from_value(n.clone()).unwrap();
-            assert!(node.0.status.images.len() >= 20);
+            assert!((20..40).contains(&node.0.status.images.len()));
         }
         for p in &pods {
             let pod: Object<Pod> = serde_json::from_value(p.clone()).unwrap();
@@ -235,5 +321,41 @@ mod tests {
             assert!(!pod.0.spec.containers.is_empty());
         }
         assert_eq!(cluster(&spec), (nodes, pods), "deterministic");
+    }
+
+    #[test]
+    fn any_object_can_be_generated_alone() {
+        let spec = ClusterSpec { nodes: 30, pods_per_node: 4, ..ClusterSpec::default() };
+        let (nodes, pods) = cluster(&spec);
+        assert_eq!(cluster_node(&spec, 17), nodes[17]);
+        assert_eq!(cluster_pod(&spec, 17, 3), pods[17 * 4 + 3]);
+        let other_seed = ClusterSpec { seed: 2, ..spec };
+        assert_ne!(cluster_node(&other_seed, 17), nodes[17]);
+    }
+
+    #[test]
+    fn exactly_the_asked_number_of_pods_are_nominated_and_not_bound() {
+        for nominated in [0, 1, 7, 120, 500] {
+            let spec = ClusterSpec { nodes: 30, pods_per_node: 4, nominated, ..ClusterSpec::default() };
+            let (_, pods) = cluster(&spec);
+            let decoded: Vec<Pod> =
+                pods.into_iter().map(|p| serde_json::from_value::<Object<Pod>>(p).unwrap().0).collect();
+            let waiting: Vec<&Pod> = decoded.iter().filter(|p| !p.status.nominated_node_name.is_empty()).collect();
+            assert_eq!(waiting.len(), nominated.min(120), "nominated {nominated}");
+            assert!(waiting.iter().all(|p| p.spec.node_name.is_empty() && p.status.phase == "Pending"));
+            let bound = decoded.iter().filter(|p| !p.spec.node_name.is_empty()).count();
+            assert_eq!(bound + waiting.len(), 120);
+        }
+    }
+
+    #[test]
+    fn the_pending_pod_waits_with_its_terms() {
+        let spec = ClusterSpec::default();
+        let pod: Pod = serde_json::from_value::<Object<Pod>>(pending_pod(&spec)).unwrap().0;
+        assert!(pod.spec.node_name.is_empty());
+        assert_eq!(pod.metadata.labels.get("app").map(String::as_str), Some(PENDING_APP));
+        assert!(pod.has_pod_affinity_terms());
+        assert_eq!(pod.spec.topology_spread_constraints.len(), 1);
+        assert_eq!(pending_pod(&spec), pending_pod(&spec));
     }
 }

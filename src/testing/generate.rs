@@ -20,12 +20,23 @@ pub struct ClusterSpec {
     pub anti_affinity_percent: u32,
     /// Percentage (0..=100) of nodes with a `dedicated=batch:NoSchedule` taint.
     pub tainted_percent: u32,
+    /// How many of the pods are nominated to their node (`status.nominatedNodeName`, no
+    /// `spec.nodeName`) instead of running on it. Only the API-object generator reads it.
+    pub nominated: usize,
     pub seed: u64,
 }
 
 impl Default for ClusterSpec {
     fn default() -> Self {
-        ClusterSpec { nodes: 100, pods_per_node: 20, zones: 3, anti_affinity_percent: 10, tainted_percent: 10, seed: 1 }
+        ClusterSpec {
+            nodes: 100,
+            pods_per_node: 20,
+            zones: 3,
+            anti_affinity_percent: 10,
+            tainted_percent: 10,
+            nominated: 0,
+            seed: 1,
+        }
     }
 }
 
@@ -36,6 +47,15 @@ pub struct Rng(u64);
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    /// A generator of its own for object `index` of `stream` under `seed` (splitmix64 of the
+    /// three), so any object can be generated alone, in any order or in parallel.
+    pub fn derive(seed: u64, stream: u64, index: u64) -> Self {
+        let mut z = seed ^ stream.wrapping_mul(0xD1B5_4A32_D192_ED03) ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Rng::new(z ^ (z >> 31))
     }
 
     pub fn next_u64(&mut self) -> u64 {

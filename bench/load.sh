@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Drives the release server over loopback with wrk and prints p50/p90/p99 and requests/s per
+# (endpoint, concurrency).
+#
+#   bench/load.sh [--nodes N] [--duration SECONDS] [--concurrency "1 4 16"] [--sample K] [--port P] [--regen]
+#
+# Generates (or reuses) into target/load/N-nodes/ with `gen-cluster`: a snapshot of N nodes x 20
+# pods, the pending pod, and its /filter bodies (every node as NodeNames, K of them as NodeNames,
+# every node as Nodes). Starts `serve --cluster-snapshot` on it, waits for /readyz, runs wrk for a
+# fixed duration per case (wrk runs for a duration, not a request count), stops the server on exit.
+# The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, PORT; and
+# BIN=path runs that binary instead of building target/release/predicate-extender.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+NODES=${NODES:-5000}
+DURATION=${DURATION:-20}
+CONCURRENCY=${CONCURRENCY:-"1 4 16"}
+SAMPLE=${SAMPLE:-500}   # kube-scheduler's default sample at 5,000 nodes (percentageOfNodesToScore)
+PORT=${PORT:-18888}
+REGEN=0
+
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+number() { [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "load.sh: $1 must be a positive number (got '$2')" >&2; exit 2; }; }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --nodes) NODES=${2:?--nodes needs a value}; shift 2 ;;
+    --duration) DURATION=${2:?--duration needs a value}; shift 2 ;;
+    --concurrency) CONCURRENCY=${2:?--concurrency needs a value}; shift 2 ;;
+    --sample) SAMPLE=${2:?--sample needs a value}; shift 2 ;;
+    --port) PORT=${2:?--port needs a value}; shift 2 ;;
+    --regen) REGEN=1; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "load.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+number --nodes "$NODES"; number --duration "$DURATION"; number --sample "$SAMPLE"; number --port "$PORT"
+for c in $CONCURRENCY; do number --concurrency "$c"; done
+ADMIN_PORT=$((PORT + 1))
+
+if ! command -v wrk >/dev/null; then
+  echo "load.sh: wrk is not installed (Debian: apt-get install -y wrk)" >&2
+  exit 2
+fi
+
+if [[ -z ${BIN:-} ]]; then # BIN=path uses that binary as it is
+  echo "== building the release binary"
+  cargo build --release --locked --bin predicate-extender
+  BIN=target/release/predicate-extender
+fi
+
+DIR=target/load/$NODES-nodes
+mkdir -p "$DIR"
+SHAPE=(--nodes "$NODES" --pods-per-node 20 --zones 3 --seed 1)
+generate() { # FILE GEN-CLUSTER-ARGS...
+  local file=$1; shift
+  if [[ $REGEN == 1 || ! -s $DIR/$file ]]; then
+    "$BIN" gen-cluster "${SHAPE[@]}" "$@" --out "$DIR/$file"
+  fi
+}
+echo "== generating into $DIR (reused when present; --regen to rewrite)"
+generate cluster.json
+generate pod.json --pending-pod
+generate names.json --extender-args node-names
+generate sample.json --extender-args node-names --candidates "$SAMPLE"
+generate nodes.json --extender-args nodes
+ls -l "$DIR"/*.json | awk '{printf "  %12d  %s\n", $5, $NF}'
+
+echo "== starting the server"
+LOG=$DIR/server.log
+"$BIN" serve --cluster-snapshot "$DIR/cluster.json" --listen "127.0.0.1:$PORT" \
+  --admin-listen "127.0.0.1:$ADMIN_PORT" --log-format json 2>"$LOG" &
+SERVER=$!
+trap 'kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null || true' EXIT
+started=$SECONDS
+until curl -sf "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null; do
+  if ! kill -0 "$SERVER" 2>/dev/null; then
+    echo "load.sh: the server exited; its log ($LOG):" >&2
+    tail -20 "$LOG" >&2
+    exit 1
+  fi
+  if ((SECONDS - started > 600)); then
+    echo "load.sh: the server was not ready within 600s" >&2
+    exit 1
+  fi
+  sleep 0.5
+done
+echo "ready after $((SECONDS - started))s; server RSS $(ps -o rss= -p "$SERVER" | awk '{printf "%.0f MiB", $1/1024}')"
+
+BASE=http://127.0.0.1:$PORT
+CASES=(
+  "filter NodeNames x$NODES|/filter|names.json"
+  "filter NodeNames x$((SAMPLE < NODES ? SAMPLE : NODES))|/filter|sample.json"
+  "filter Nodes x$NODES|/filter|nodes.json"
+  "prioritize NodeNames x$NODES|/prioritize|names.json"
+)
+
+# One request of each first: a failure here is a broken setup, not a measurement.
+for case in "${CASES[@]}"; do
+  IFS='|' read -r name path file <<<"$case"
+  out=$DIR/answer.json
+  status=$(curl -s -o "$out" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "@$DIR/$file" "$BASE$path")
+  if [[ $status != 200 ]] || grep -q '"Error":"[^"]' "$out"; then
+    echo "load.sh: $name answered $status: $(head -c 300 "$out")" >&2
+    exit 1
+  fi
+done
+
+timeouts() { grep -c 'request timed out' "$LOG" || true; }
+echo "== wrk, ${DURATION}s per case (fixed duration); latencies in ms"
+printf '%-28s %5s %9s %9s %9s %9s %9s %7s %9s\n' endpoint conc p50 p90 p99 req/s requests errors timeouts
+for case in "${CASES[@]}"; do
+  IFS='|' read -r name path file <<<"$case"
+  for c in $CONCURRENCY; do
+    threads=$((c < 2 ? c : 2))
+    before=$(timeouts)
+    result=$(wrk -t "$threads" -c "$c" -d "${DURATION}s" --timeout 60s -s bench/post.lua "$BASE$path" -- "$DIR/$file" \
+      | grep '^RESULT') || { echo "load.sh: wrk failed for $name at $c" >&2; exit 1; }
+    read -r _ p50 p90 p99 rps requests errors <<<"$result"
+    awk -v n="$name" -v c="$c" -v a="$p50" -v b="$p90" -v d="$p99" -v r="$rps" -v q="$requests" -v e="$errors" \
+      -v t=$(($(timeouts) - before)) \
+      'BEGIN { printf "%-28s %5d %9.1f %9.1f %9.1f %9.2f %9d %7d %9d\n", n, c, a / 1000, b / 1000, d / 1000, r, q, e, t }'
+  done
+done
+echo "(timeouts: answers the server gave up on after --request-timeout, 4s by default; they count as 200s for wrk)"

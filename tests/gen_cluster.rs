@@ -1,0 +1,130 @@
+//! `predicate-extender gen-cluster`: the same seed writes the same bytes, the snapshot loads with
+//! `serve`'s loader and has the asked shape, and a server on it answers the generated requests.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{config, feasible, TestServer};
+use predicate_extender::cluster::source::load_file;
+use predicate_extender::server::ClusterSource;
+
+const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
+const SHAPE: [&str; 8] = ["--nodes", "60", "--pods-per-node", "10", "--zones", "3", "--nominated", "5"];
+
+/// Runs `gen-cluster` with these arguments; returns the exit code and stderr.
+fn gen(args: &[&str]) -> (i32, String) {
+    let out = Command::new(BIN).arg("gen-cluster").args(args).output().expect("run the binary");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn gen_ok(dir: &Path, file: &str, extra: &[&str]) -> PathBuf {
+    let path = dir.join(file);
+    let mut args: Vec<&str> = SHAPE.to_vec();
+    args.extend_from_slice(extra);
+    let out = path.to_str().expect("utf-8 temp path");
+    args.extend_from_slice(&["--out", out]);
+    let (code, stderr) = gen(&args);
+    assert_eq!(code, 0, "gen-cluster {args:?}: {stderr}");
+    assert!(stderr.contains("wrote"), "{stderr}");
+    path
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn the_same_seed_writes_the_same_bytes_and_another_seed_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = read(&gen_ok(dir.path(), "a.json", &["--seed", "7"]));
+    let b = read(&gen_ok(dir.path(), "b.json", &["--seed", "7"]));
+    let c = read(&gen_ok(dir.path(), "c.json", &["--seed", "8"]));
+    assert!(a.len() > 60 * 12_000, "{} bytes", a.len());
+    assert!(a == b, "same seed, different bytes");
+    assert!(a != c, "another seed, same bytes");
+    for mode in ["node-names", "nodes"] {
+        let x = read(&gen_ok(dir.path(), "x.json", &["--seed", "7", "--extender-args", mode]));
+        let y = read(&gen_ok(dir.path(), "y.json", &["--seed", "7", "--extender-args", mode]));
+        assert!(x == y, "{mode}: same seed, different bytes");
+    }
+}
+
+#[test]
+fn the_snapshot_loads_with_the_shape_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = gen_ok(dir.path(), "cluster.json", &[]);
+    let objects = load_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(objects.nodes.len(), 60);
+    assert_eq!(objects.pods.len(), 600);
+    assert!(objects.others.is_empty() && objects.skipped.is_empty());
+
+    let tainted = objects.nodes.iter().filter(|n| !n.spec.taints.is_empty()).count();
+    assert!((1..=15).contains(&tainted), "about 10% of 60 nodes tainted, got {tainted}");
+    let zones: BTreeSet<&str> = objects
+        .nodes
+        .iter()
+        .filter_map(|n| n.metadata.labels.get("topology.kubernetes.io/zone").map(String::as_str))
+        .collect();
+    assert_eq!(zones, BTreeSet::from(["zone-0", "zone-1", "zone-2"]));
+    assert!(objects.nodes.iter().all(|n| (20..40).contains(&n.status.images.len())));
+
+    let anti = objects.pods.iter().filter(|p| p.has_pod_affinity_terms()).count();
+    assert!((30..=95).contains(&anti), "about 10% of 600 pods with anti-affinity, got {anti}");
+    let nominated: Vec<_> = objects.pods.iter().filter(|p| !p.status.nominated_node_name.is_empty()).collect();
+    assert_eq!(nominated.len(), 5);
+    assert!(nominated.iter().all(|p| p.spec.node_name.is_empty()));
+    assert_eq!(objects.pods.iter().filter(|p| !p.spec.node_name.is_empty()).count(), 595);
+
+    let snapshot = objects.into_snapshot();
+    assert_eq!((snapshot.node_count(), snapshot.pod_count()), (60, 600));
+}
+
+#[tokio::test]
+async fn a_server_on_the_snapshot_answers_the_generated_requests() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = gen_ok(dir.path(), "cluster.json", &[]);
+    let pod: serde_json::Value = serde_json::from_slice(&read(&gen_ok(dir.path(), "pod.json", &["--pending-pod"])))
+        .expect("the pending pod is JSON");
+    assert_eq!(pod["kind"], "Pod");
+    assert!(pod["spec"]["nodeName"].is_null());
+    let names = read(&gen_ok(dir.path(), "names.json", &["--extender-args", "node-names"]));
+    let sample = read(&gen_ok(dir.path(), "sample.json", &["--extender-args", "node-names", "--candidates", "20"]));
+    let nodes = read(&gen_ok(dir.path(), "nodes.json", &["--extender-args", "nodes"]));
+
+    let server = TestServer::start(config(ClusterSource::File(cluster))).await;
+    for (what, body, candidates) in [("NodeNames", &names, 60), ("20 NodeNames", &sample, 20), ("Nodes", &nodes, 60)] {
+        let (status, answer) = server.post("/filter", body.clone()).await;
+        assert_eq!(status, 200, "{what}: {answer}");
+        assert_eq!(answer["Error"], "", "{what}: {answer}");
+        let fits = feasible(&answer).len();
+        let failed = answer["FailedNodes"].as_object().map_or(0, |m| m.len())
+            + answer["FailedAndUnresolvableNodes"].as_object().map_or(0, |m| m.len());
+        assert_eq!(fits + failed, candidates, "{what}: every candidate answered");
+        // The pending pod fits every untainted node: most of them.
+        assert!(fits * 10 >= candidates * 7, "{what}: {fits} of {candidates} fit");
+    }
+    let (status, answer) = server.post("/prioritize", names.clone()).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer.as_array().map(Vec::len), Some(60));
+    server.stop().await;
+}
+
+#[test]
+fn bad_flags_and_unwritable_files_exit_2_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir").join("c.json");
+    for (args, expect) in [
+        (vec!["--nodes", "10", "--out", missing.to_str().unwrap()], "cannot create"),
+        (vec!["--nodes", "ten", "--out", "x.json"], "--nodes"),
+        (vec!["--nodes", "2", "--pods-per-node", "2", "--nominated", "5", "--out", "x.json"], "--nominated 5"),
+    ] {
+        let (code, stderr) = gen(&args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert!(!Path::new("x.json").exists());
+}
