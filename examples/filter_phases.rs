@@ -7,12 +7,12 @@
 //! Medians of repeated runs in one process; the criterion benches and `bench/load.sh` give the
 //! figures for the README, this splits them.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use predicate_extender::cluster::Snapshot;
-use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, PodContext, Verdict};
+use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, PodContext};
 use predicate_extender::policy::Plan;
+use predicate_extender::server::filter_result::filter_result;
 use predicate_extender::testing::api_objects;
 use predicate_extender::testing::generate::{generate, node_name, ClusterSpec, Rng};
 use predicate_extender::wire::{Candidates, ExtenderArgs};
@@ -75,23 +75,8 @@ fn main() {
     let ctx = PodContext::for_request(args.pod.clone(), &view, &plan);
     let evaluate = time(rounds, || filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new()));
     let verdicts = filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new()).expect("not cancelled");
-    let answer = || {
-        let mut feasible = Vec::new();
-        let mut failed = BTreeMap::new();
-        for (c, v) in candidates.iter().zip(&verdicts) {
-            match v {
-                Verdict::Fits => feasible.push(c.name().to_string()),
-                Verdict::Fails(r) => {
-                    failed.insert(
-                        c.name().to_string(),
-                        r.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(", "),
-                    );
-                }
-                Verdict::Unknown => {}
-            }
-        }
-        serde_json::to_vec(&json!({"NodeNames": feasible, "FailedNodes": failed, "Error": ""})).map(|b| b.len())
-    };
+    let answer =
+        || serde_json::to_vec(&filter_result(&candidates, &verdicts, None, "default/pending")).map(|b| b.len());
     let encode = time(rounds, answer);
     let feasible = verdicts.iter().filter(|v| v.fits()).count();
     println!(
