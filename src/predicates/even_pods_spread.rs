@@ -188,24 +188,40 @@ impl State {
         let shared = Shared::new(constraints, pod);
         let mut domains = vec![Domains::default(); shared.constraints.len()];
         let namespace = &pod.metadata.namespace;
+        let matches = |c: &SpreadConstraint, p: &Pod| {
+            p.metadata.namespace == *namespace && c.selector.matches(&p.metadata.labels)
+        };
+        // Matching pods per node name, from the label index when the selector requires a label
+        // (only pods carrying it can match): the pods of one app, not every pod of the cluster.
+        // `None`: the selector requires no `key=value`, so each node's pods are walked.
+        let indexed: Vec<Option<HashMap<&str, i64>>> = shared
+            .constraints
+            .iter()
+            .map(|c| {
+                let (key, value) = c.selector.equalities().next()?;
+                let mut per_node = HashMap::default();
+                for p in view.snapshot.pods_labelled(key, value).filter(|p| matches(c, &p.pod)) {
+                    *per_node.entry(p.pod.spec.node_name.as_str()).or_insert(0) += 1;
+                }
+                Some(per_node)
+            })
+            .collect();
         for node in view.nodes() {
             if !shared.has_all_keys(&node) {
                 continue;
             }
             let inclusion = shared.inclusion(&node);
             let labels = &node.node().metadata.labels;
-            for (c, d) in shared.constraints.iter().zip(domains.iter_mut()) {
+            for ((c, d), indexed) in shared.constraints.iter().zip(domains.iter_mut()).zip(&indexed) {
                 let Some(value) = labels.get(&c.topology_key) else { continue };
                 if !inclusion.includes(c) {
                     continue;
                 }
-                let matching = node
-                    .pods
-                    .pods()
-                    .iter()
-                    .filter(|p| p.pod.metadata.namespace == *namespace && c.selector.matches(&p.pod.metadata.labels))
-                    .count();
-                d.add(value, matching as i64);
+                let matching = match indexed {
+                    Some(per_node) => per_node.get(node.name()).copied().unwrap_or(0),
+                    None => node.pods.pods().iter().filter(|p| matches(c, &p.pod)).count() as i64,
+                };
+                d.add(value, matching);
             }
         }
         for d in &mut domains {
