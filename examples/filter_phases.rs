@@ -40,12 +40,7 @@ fn time<R>(rounds: usize, mut f: impl FnMut() -> R) -> Duration {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let spec = ClusterSpec {
-        nodes: args.first().copied().unwrap_or(5000),
-        pods_per_node: args.get(1).copied().unwrap_or(20),
-        ..ClusterSpec::default()
-    };
+    let spec = ClusterSpec::from_args(std::env::args().skip(1));
     let nodes_only = std::env::var_os("NODES_DECODE_ONLY").is_some();
     let (nodes, pods) = if nodes_only { Default::default() } else { generate(&spec) };
     let snapshot = Snapshot::build(nodes, pods);

@@ -72,12 +72,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let spec = ClusterSpec {
-        nodes: args.first().copied().unwrap_or(5000),
-        pods_per_node: args.get(1).copied().unwrap_or(20),
-        ..ClusterSpec::default()
-    };
+    let spec = ClusterSpec::from_args(std::env::args().skip(1));
     let before = live();
     let store = Arc::new(ClusterStore::new(Snapshot::default()));
     let writer = ModelWriter::new(Arc::clone(&store));
