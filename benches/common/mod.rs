@@ -21,6 +21,10 @@ use predicate_extender::testing::api_objects::{cluster_node, cluster_pod, pendin
 use predicate_extender::testing::generate::{node_name, ClusterSpec};
 use rayon::prelude::*;
 
+/// The allocator the server runs with (`src/main.rs`), so the benches time what it does.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The cluster sizes every group measures.
 pub const SIZES: [usize; 3] = [100, 1000, 5000];
 

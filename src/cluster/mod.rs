@@ -4,6 +4,8 @@
 pub mod host_ports;
 pub mod label_index;
 pub mod model_writer;
+pub mod node_counts;
+pub mod node_images;
 pub mod node_info;
 pub mod objects;
 pub mod resource_list;

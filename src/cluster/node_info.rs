@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
+use crate::cluster::node_images::{ImageName, NodeImages};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
 
@@ -64,13 +65,15 @@ pub struct NodeState {
     pub node: Node,
     pub allocatable: Resource,
     pub conditions: NodeConditions,
+    /// The image names, hashed on first use (see `node_images`).
+    images: NodeImages,
 }
 
 impl NodeState {
     pub fn new(node: Node) -> Self {
         let allocatable = Resource::from_list(&node.status.allocatable);
         let conditions = NodeConditions::of(&node);
-        NodeState { node, allocatable, conditions }
+        NodeState { node, allocatable, conditions, images: NodeImages::default() }
     }
 
     pub fn name(&self) -> &str {
@@ -89,6 +92,11 @@ impl NodeState {
             .filter(move |n| seen.insert(*n))
     }
 
+    /// The size of the first image the node lists under this name, if it lists one.
+    pub fn image_size(&self, name: &ImageName) -> Option<i64> {
+        self.images.size_of(&self.node, name)
+    }
+
     /// Whether the node reports the image under this name.
     pub fn has_image(&self, name: &str) -> bool {
         self.node.status.images.iter().any(|i| i.names.iter().flatten().any(|n| n == name))
@@ -102,8 +110,6 @@ pub struct NodePods {
     requested: Resource,
     non_zero_requested: NonZero,
     used_ports: Vec<HostPort>,
-    /// The pods with pod (anti-)affinity terms, so inter-pod affinity never scans the others.
-    with_affinity: Vec<Arc<PodInfo>>,
 }
 
 impl NodePods {
@@ -126,18 +132,10 @@ impl NodePods {
         &self.used_ports
     }
 
-    /// The pods on the node that have pod affinity or anti-affinity terms.
-    pub fn pods_with_affinity(&self) -> &[Arc<PodInfo>] {
-        &self.with_affinity
-    }
-
     pub fn add(&mut self, pod: Arc<PodInfo>) {
         self.requested.add(&pod.requests);
         self.non_zero_requested = self.non_zero_requested.plus(pod.non_zero);
         self.used_ports.extend(pod.host_ports.iter().cloned());
-        if pod.pod.has_pod_affinity_terms() {
-            self.with_affinity.push(Arc::clone(&pod));
-        }
         self.pods.push(pod);
     }
 
@@ -234,7 +232,6 @@ mod tests {
         assert_eq!(info.pods.requested().memory, 1 << 30);
         assert_eq!(info.pods.used_ports().len(), 1);
         assert_eq!(info.allocatable().milli_cpu, 4000);
-        assert!(info.pods.pods_with_affinity().is_empty());
     }
 
     #[test]
@@ -280,21 +277,6 @@ mod tests {
         assert!(pods.remove(&a));
         assert_eq!(pods.requested().milli_cpu, 2000);
         assert!(!pods.remove(&a));
-    }
-
-    #[test]
-    fn pods_with_affinity_terms_are_listed_and_forgotten_on_removal() {
-        let mut anti = PodBuilder::new("anti").build();
-        anti.spec.affinity = Some(k8s_openapi::api::core::v1::Affinity {
-            pod_anti_affinity: Some(Default::default()),
-            ..Default::default()
-        });
-        let mut pods = NodePods::default();
-        pods.add(Arc::new(PodInfo::new(anti.clone())));
-        pods.add(Arc::new(PodInfo::new(PodBuilder::new("plain").build())));
-        assert_eq!(pods.pods_with_affinity().len(), 1);
-        assert!(pods.remove(&anti));
-        assert!(pods.pods_with_affinity().is_empty());
     }
 
     #[test]

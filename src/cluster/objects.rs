@@ -362,8 +362,36 @@ impl Pod {
             .unwrap_or_default()
     }
 
-    /// Whether the pod has pod affinity or anti-affinity terms (required or preferred): the pods
-    /// inter-pod affinity has to look at on every node.
+    /// `spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
+    pub fn preferred_affinity_terms(&self) -> &[k8s_openapi::api::core::v1::WeightedPodAffinityTerm] {
+        self.spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.pod_affinity.as_ref())
+            .and_then(|pa| pa.preferred_during_scheduling_ignored_during_execution.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// `spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
+    pub fn preferred_anti_affinity_terms(&self) -> &[k8s_openapi::api::core::v1::WeightedPodAffinityTerm] {
+        self.spec
+            .affinity
+            .as_ref()
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .and_then(|pa| pa.preferred_during_scheduling_ignored_during_execution.as_deref())
+            .unwrap_or_default()
+    }
+
+    /// Whether, placed, the pod has terms that score other pods (InterPodAffinityPriority):
+    /// required pod affinity, preferred pod affinity or preferred anti-affinity. Required
+    /// anti-affinity only filters.
+    pub fn has_scoring_affinity_terms(&self) -> bool {
+        !self.required_affinity_terms().is_empty()
+            || !self.preferred_affinity_terms().is_empty()
+            || !self.preferred_anti_affinity_terms().is_empty()
+    }
+
+    /// Whether the pod has pod affinity or anti-affinity terms (required or preferred).
     pub fn has_pod_affinity_terms(&self) -> bool {
         self.spec.affinity.as_ref().is_some_and(|a| a.pod_affinity.is_some() || a.pod_anti_affinity.is_some())
     }

@@ -11,6 +11,7 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, ReplicationController, Service};
 
 use crate::cluster::label_index::PodIndex;
+use crate::cluster::node_counts::NodeCounts;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
@@ -52,10 +53,13 @@ pub struct Snapshot {
     anti_affinity_by_label: PodIndex,
     /// Assigned pods with a required anti-affinity term whose selector requires no `key=value`.
     anti_affinity_unindexed: OrdMap<PodKey, Arc<PodInfo>>,
+    /// Assigned pods with terms that score other pods (InterPodAffinityPriority visits only
+    /// these).
+    scoring_affinity: OrdMap<PodKey, Arc<PodInfo>>,
     node_count: usize,
-    /// How many known nodes report each image name: kept as nodes change, so ImageLocalityPriority
-    /// never walks every node's image list per request.
-    image_nodes: HashMap<String, usize>,
+    /// How many known nodes report each image and carry each label: kept as nodes change, so no
+    /// request walks every node for them.
+    node_counts: NodeCounts,
     namespaces: HashMap<String, Arc<Namespace>>,
     services: HashMap<PodKey, Arc<Service>>,
     replica_sets: HashMap<PodKey, Arc<ReplicaSet>>,
@@ -97,22 +101,10 @@ impl Snapshot {
         };
         if !unchanged {
             if let Some(old) = &old_state {
-                for image in old.image_names() {
-                    match self.image_nodes.get(image).copied() {
-                        Some(n) if n > 1 => {
-                            self.image_nodes.insert(image.to_string(), n - 1);
-                        }
-                        _ => {
-                            self.image_nodes.remove(image);
-                        }
-                    }
-                }
+                self.node_counts.remove(old);
             }
             if let Some(new) = &entry.state {
-                for image in new.image_names() {
-                    let n = self.image_nodes.get(image).copied().unwrap_or(0);
-                    self.image_nodes.insert(image.to_string(), n + 1);
-                }
+                self.node_counts.add(new);
             }
         }
         self.node_count = self.node_count + usize::from(entry.state.is_some()) - usize::from(had_node);
@@ -177,6 +169,13 @@ impl Snapshot {
                 self.pods_by_label.insert(k, v, key, info);
             } else {
                 self.pods_by_label.remove(k, v, key);
+            }
+        }
+        if info.pod.has_scoring_affinity_terms() {
+            if add {
+                self.scoring_affinity.insert(key.clone(), Arc::clone(info));
+            } else {
+                self.scoring_affinity.remove(key);
             }
         }
         for term in info.pod.required_anti_affinity_terms() {
@@ -317,7 +316,12 @@ impl Snapshot {
 
     /// How many known nodes report this image name.
     pub fn nodes_with_image(&self, name: &str) -> usize {
-        self.image_nodes.get(name).copied().unwrap_or(0)
+        self.node_counts.nodes_with_image(name)
+    }
+
+    /// How many known nodes carry each label key and value.
+    pub fn node_counts(&self) -> &NodeCounts {
+        &self.node_counts
     }
 
     /// The labels of a known node.
@@ -328,6 +332,12 @@ impl Snapshot {
     /// Assigned pods labelled `key=value`.
     pub fn pods_labelled(&self, key: &str, value: &str) -> impl Iterator<Item = &Arc<PodInfo>> {
         self.pods_by_label.get(key, value)
+    }
+
+    /// Assigned pods with required pod affinity, preferred pod affinity or preferred
+    /// anti-affinity terms.
+    pub fn pods_with_scoring_affinity(&self) -> impl Iterator<Item = &Arc<PodInfo>> {
+        self.scoring_affinity.values()
     }
 
     /// The assigned pods whose required anti-affinity terms could select a pod with these labels:
@@ -539,6 +549,70 @@ mod tests {
         moved.spec.node_name = "n2".into();
         s.upsert_pod(moved);
         assert_eq!(s.pods_labelled("app", "web").map(|p| p.pod.spec.node_name.as_str()).collect::<Vec<_>>(), ["n2"]);
+    }
+
+    #[test]
+    fn pods_with_scoring_affinity_terms_are_filed_and_forgotten() {
+        use k8s_openapi::api::core::v1::{Affinity, PodAffinity, PodAntiAffinity, WeightedPodAffinityTerm};
+        let preferred = || Some(vec![WeightedPodAffinityTerm { weight: 1, ..Default::default() }]);
+        let with = |name: &str, node: &str, affinity: Affinity| {
+            let mut p = PodBuilder::new(name).node(node).build();
+            p.spec.affinity = Some(affinity);
+            p
+        };
+        let required_anti = Affinity {
+            pod_anti_affinity: Some(PodAntiAffinity {
+                required_during_scheduling_ignored_during_execution: Some(vec![Default::default()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let soft_affinity = Affinity {
+            pod_affinity: Some(PodAffinity {
+                preferred_during_scheduling_ignored_during_execution: preferred(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let soft_anti = Affinity {
+            pod_anti_affinity: Some(PodAntiAffinity {
+                preferred_during_scheduling_ignored_during_execution: preferred(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let hard_affinity = Affinity {
+            pod_affinity: Some(PodAffinity {
+                required_during_scheduling_ignored_during_execution: Some(vec![Default::default()]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut pending = with("pending", "", soft_affinity.clone());
+        pending.status.nominated_node_name = "n1".into();
+        let mut s = Snapshot::build(
+            [],
+            [
+                with("anti", "n1", required_anti),
+                with("soft", "n1", soft_affinity),
+                with("soft-anti", "n2", soft_anti),
+                with("hard", "n2", hard_affinity),
+                PodBuilder::new("plain").node("n1").build(),
+                pending,
+            ],
+        );
+        let filed = |s: &Snapshot| {
+            let mut names: Vec<String> = s.pods_with_scoring_affinity().map(|p| p.pod.metadata.name.clone()).collect();
+            names.sort();
+            names
+        };
+        assert_eq!(
+            filed(&s),
+            ["hard", "soft", "soft-anti"],
+            "required anti-affinity only filters; pending pods are not placed"
+        );
+        s.remove_pod(&("default".into(), "soft".into()));
+        assert_eq!(filed(&s), ["hard", "soft-anti"]);
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::hashing::HashMap;
 
+use crate::cluster::node_counts::NodeCounts;
 use crate::cluster::{NodeInfo, Snapshot};
 use crate::engine::Candidate;
 
@@ -60,6 +61,12 @@ impl<'a> ClusterView<'a> {
             count += usize::from(node.state.has_image(name));
         }
         count
+    }
+
+    /// The model's node counts, when they describe this view: not when the request sent its own
+    /// node objects (their labels may differ from the cached ones).
+    pub fn node_counts(&self) -> Option<&'a NodeCounts> {
+        self.overrides.is_empty().then(|| self.snapshot.node_counts())
     }
 
     /// The labels of a node, from the request when it sent the node, else from the model.

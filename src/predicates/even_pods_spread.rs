@@ -2,13 +2,16 @@
 //! with the semantics of today's PodTopologySpread filter (kube-scheduler's
 //! `pkg/scheduler/framework/plugins/podtopologyspread`, `filtering.go` and `common.go`).
 //!
-//! Once per request ([`State::compute`]) every node of the cluster is walked: a node is eligible
+//! Once per request ([`State::compute`]) the domains are counted: a node is eligible
 //! for a constraint when it has the topology keys of *all* the constraints and passes the
 //! constraint's node inclusion policies (`nodeAffinityPolicy`, default `Honor`: the pod's
 //! nodeSelector and required node affinity; `nodeTaintsPolicy`, default `Ignore`: when `Honor`,
 //! every `NoSchedule`/`NoExecute` taint must be tolerated). The pods of the incoming pod's
 //! namespace that match the constraint's selector (`labelSelector`, narrowed by `matchLabelKeys`)
 //! are counted per topology value (domain) over the eligible nodes, and the global minimum kept.
+//! When no inclusion policy can leave a node out and every node is eligible, the domains come from
+//! the model's node label counts and only the selected pods are visited; otherwise every node of
+//! the cluster is walked.
 //!
 //! Per node, constraint by constraint in order: a node without the constraint's topology key fails
 //! unresolvably; otherwise `count in the node's domain + (1 if the pod matches its own selector) -
@@ -101,7 +104,7 @@ impl Inclusion {
 }
 
 /// The matching pods per topology value of one constraint, over its eligible nodes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct Domains {
     counts: HashMap<String, i64>,
     /// The smallest count; [`NO_DOMAIN_MIN`] without domains.
@@ -186,47 +189,8 @@ impl State {
             return State::default();
         }
         let shared = Shared::new(constraints, pod);
-        let mut domains = vec![Domains::default(); shared.constraints.len()];
         let namespace = &pod.metadata.namespace;
-        let matches = |c: &SpreadConstraint, p: &Pod| {
-            p.metadata.namespace == *namespace && c.selector.matches(&p.metadata.labels)
-        };
-        // Matching pods per node name, from the label index when the selector requires a label
-        // (only pods carrying it can match): the pods of one app, not every pod of the cluster.
-        // `None`: the selector requires no `key=value`, so each node's pods are walked.
-        let indexed: Vec<Option<HashMap<&str, i64>>> = shared
-            .constraints
-            .iter()
-            .map(|c| {
-                let (key, value) = c.selector.equalities().next()?;
-                let mut per_node = HashMap::default();
-                for p in view.snapshot.pods_labelled(key, value).filter(|p| matches(c, &p.pod)) {
-                    *per_node.entry(p.pod.spec.node_name.as_str()).or_insert(0) += 1;
-                }
-                Some(per_node)
-            })
-            .collect();
-        for node in view.nodes() {
-            if !shared.has_all_keys(&node) {
-                continue;
-            }
-            let inclusion = shared.inclusion(&node);
-            let labels = &node.node().metadata.labels;
-            for ((c, d), indexed) in shared.constraints.iter().zip(domains.iter_mut()).zip(&indexed) {
-                let Some(value) = labels.get(&c.topology_key) else { continue };
-                if !inclusion.includes(c) {
-                    continue;
-                }
-                let matching = match indexed {
-                    Some(per_node) => per_node.get(node.name()).copied().unwrap_or(0),
-                    None => node.pods.pods().iter().filter(|p| matches(c, &p.pod)).count() as i64,
-                };
-                d.add(value, matching);
-            }
-        }
-        for d in &mut domains {
-            d.recompute_min();
-        }
+        let domains = from_indexes(&shared, namespace, view).unwrap_or_else(|| from_walk(&shared, namespace, view));
         State { shared: Some(Arc::new(shared)), domains }
     }
 
@@ -275,6 +239,91 @@ impl State {
         }
         None
     }
+}
+
+/// Whether a placed pod counts for a constraint: in the incoming pod's namespace and selected.
+fn counts_for(c: &SpreadConstraint, namespace: &str, p: &Pod) -> bool {
+    p.metadata.namespace == namespace && c.selector.matches(&p.metadata.labels)
+}
+
+/// The domains of every constraint, walking every node of the view: each node's eligibility under
+/// the inclusion policies, its domain, and the matching pods on it.
+fn from_walk(shared: &Shared, namespace: &str, view: &ClusterView<'_>) -> Vec<Domains> {
+    let mut domains = vec![Domains::default(); shared.constraints.len()];
+    // Matching pods per node name, from the label index when the selector requires a label
+    // (only pods carrying it can match): the pods of one app, not every pod of the cluster.
+    // `None`: the selector requires no `key=value`, so each node's pods are walked.
+    let indexed: Vec<Option<HashMap<&str, i64>>> = shared
+        .constraints
+        .iter()
+        .map(|c| {
+            let (key, value) = c.selector.equalities().next()?;
+            let mut per_node = HashMap::default();
+            for p in view.snapshot.pods_labelled(key, value).filter(|p| counts_for(c, namespace, &p.pod)) {
+                *per_node.entry(p.pod.spec.node_name.as_str()).or_insert(0) += 1;
+            }
+            Some(per_node)
+        })
+        .collect();
+    for node in view.nodes() {
+        if !shared.has_all_keys(&node) {
+            continue;
+        }
+        let inclusion = shared.inclusion(&node);
+        let labels = &node.node().metadata.labels;
+        for ((c, d), indexed) in shared.constraints.iter().zip(domains.iter_mut()).zip(&indexed) {
+            let Some(value) = labels.get(&c.topology_key) else { continue };
+            if !inclusion.includes(c) {
+                continue;
+            }
+            let matching = match indexed {
+                Some(per_node) => per_node.get(node.name()).copied().unwrap_or(0),
+                None => node.pods.pods().iter().filter(|p| counts_for(c, namespace, &p.pod)).count() as i64,
+            };
+            d.add(value, matching);
+        }
+    }
+    for d in &mut domains {
+        d.recompute_min();
+    }
+    domains
+}
+
+/// The domains of every constraint from the model's indexes, visiting only the matching pods,
+/// when that gives what [`from_walk`] gives: the view is the model's own (no request nodes), no
+/// inclusion policy can leave a node out (no honored taints; no nodeSelector or required node
+/// affinity when affinity is honored), every node is eligible (the constraints share one key, or
+/// every node carries every key), and every selector requires a `key=value`. `None` otherwise.
+fn from_indexes(shared: &Shared, namespace: &str, view: &ClusterView<'_>) -> Option<Vec<Domains>> {
+    let counts = view.node_counts()?;
+    let filter = &shared.node_filter;
+    let node_constraints = !filter.pod.spec.node_selector.is_empty() || filter.required_node_affinity.is_some();
+    if shared.any_honors_taints || (shared.any_honors_affinity && node_constraints) {
+        return None;
+    }
+    let first_key = &shared.constraints.first()?.topology_key;
+    let one_key = shared.constraints.iter().all(|c| c.topology_key == *first_key);
+    let mut domains = Vec::with_capacity(shared.constraints.len());
+    for c in &shared.constraints {
+        let label = counts.label(&c.topology_key);
+        if !one_key && label.map_or(0, |l| l.nodes()) != view.node_count() {
+            return None;
+        }
+        let (key, value) = c.selector.equalities().next()?;
+        let mut d = Domains::default();
+        for v in label.into_iter().flat_map(|l| l.values()) {
+            d.add(v, 0);
+        }
+        for p in view.snapshot.pods_labelled(key, value).filter(|p| counts_for(c, namespace, &p.pod)) {
+            let domain = view.node_labels(&p.pod.spec.node_name).and_then(|labels| labels.get(&c.topology_key));
+            if let Some(v) = domain {
+                d.add(v, 1);
+            }
+        }
+        d.recompute_min();
+        domains.push(d);
+    }
+    Some(domains)
 }
 
 #[derive(Debug)]
@@ -355,6 +404,7 @@ mod tests {
     fn verdicts(nodes: Vec<Node>, pods: Vec<Pod>, incoming: Pod) -> Vec<(String, Vec<Reason>)> {
         let snapshot = Snapshot::build(nodes, pods);
         let plan = plan();
+        assert_indexes_count_as_the_walk(&snapshot, &incoming);
         let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
         snapshot
             .node_names()
@@ -364,6 +414,65 @@ mod tests {
                 (name.to_string(), fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name)))
             })
             .collect()
+    }
+
+    /// Whether the domains come from the model's indexes for this pod (`Some`) and, when they do,
+    /// that they are the walk's: every table case below cross-checks the two.
+    fn assert_indexes_count_as_the_walk(snapshot: &Snapshot, incoming: &Pod) -> Option<()> {
+        let constraints = SpreadConstraint::of(incoming, DO_NOT_SCHEDULE);
+        if constraints.is_empty() {
+            return None;
+        }
+        let shared = Shared::new(constraints, incoming);
+        let view = ClusterView::of(snapshot);
+        let namespace = &incoming.metadata.namespace;
+        let indexed = from_indexes(&shared, namespace, &view)?;
+        assert_eq!(indexed, from_walk(&shared, namespace, &view), "the indexes count as the walk does");
+        Some(())
+    }
+
+    #[test]
+    fn indexes_stand_in_for_the_walk_only_where_they_count_the_same() {
+        let web = |cs| pod_with(&[("app", "web")], cs);
+        // Every node has a hostname and a rack label; n3 has no zone.
+        let cluster = Snapshot::build(
+            vec![
+                zoned("n1", "a").label("rack", "r1").build(),
+                zoned("n2", "b").label("rack", "r1").build(),
+                NodeBuilder::new("n3").label("rack", "r2").build(),
+            ],
+            vec![running("w1", "n1", "web"), running("w2", "n3", "web"), running("w3", "gone", "web")],
+        );
+        let honor_taints = |c| with(c, |c| c.node_taints_policy = Some("Honor".into()));
+        let ignore_affinity = |c| with(c, |c| c.node_affinity_policy = Some("Ignore".into()));
+        let mut selective = web(vec![hard(1, ZONE, "web")]);
+        selective.spec.node_selector = BTreeMap::from([(ZONE.to_string(), "a".to_string())]);
+        let mut selective_ignored = web(vec![ignore_affinity(hard(1, ZONE, "web"))]);
+        selective_ignored.spec.node_selector = selective.spec.node_selector.clone();
+        let cases = [
+            ("one key", web(vec![hard(1, ZONE, "web")]), true),
+            ("one key in two constraints", web(vec![hard(1, ZONE, "web"), hard(2, ZONE, "web")]), true),
+            ("a key some node lacks, beside another key", web(vec![hard(1, ZONE, "web"), hard(1, HOST, "web")]), false),
+            ("two keys every node has", web(vec![hard(1, HOST, "web"), hard(1, "rack", "web")]), true),
+            ("honored taints are judged per node", web(vec![honor_taints(hard(1, ZONE, "web"))]), false),
+            ("an honored nodeSelector is judged per node", selective, false),
+            ("an ignored nodeSelector leaves every node in", selective_ignored, true),
+            (
+                "a selector without key=value has no index",
+                web(vec![with(hard(1, ZONE, "web"), |c| c.label_selector = Some(K8sSelector::default()))]),
+                false,
+            ),
+        ];
+        for (name, pod, indexed) in cases {
+            assert_eq!(assert_indexes_count_as_the_walk(&cluster, &pod).is_some(), indexed, "{name}");
+        }
+        let request_nodes = vec![{
+            let (node, nominated) = cluster.candidate_for(zoned("n1", "c").build());
+            crate::engine::Candidate::Known(node, nominated)
+        }];
+        let view = ClusterView::with_request_nodes(&cluster, &request_nodes);
+        let shared = Shared::new(SpreadConstraint::of(&web(vec![hard(1, ZONE, "web")]), DO_NOT_SCHEDULE), &web(vec![]));
+        assert!(from_indexes(&shared, "default", &view).is_none(), "request nodes may relabel a node");
     }
 
     fn want(expected: &[(&str, Option<Reason>)]) -> Vec<(String, Vec<Reason>)> {

@@ -12,6 +12,7 @@
 
 use std::sync::Arc;
 
+use crate::cluster::node_images::ImageName;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
 use crate::engine::{Candidate, PodContext};
@@ -33,7 +34,7 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
 
 /// The pod's images, once each: the CRI name and its spread (the share of all nodes having it).
 struct ImageLocalityScorer {
-    images: Vec<(String, f64)>,
+    images: Vec<(ImageName, f64)>,
     /// For each container, its index in `images`.
     containers: Vec<usize>,
 }
@@ -49,16 +50,6 @@ fn normalized_image_name(name: &str) -> String {
     } else {
         name.to_string()
     }
-}
-
-/// The size of the image that the node lists under `name`, if it lists one.
-fn size_on(node: &NodeInfo, name: &str) -> Option<i64> {
-    node.node()
-        .status
-        .images
-        .iter()
-        .find(|image| image.names.iter().flatten().any(|n| n == name))
-        .map(|image| image.size_bytes.unwrap_or(0))
 }
 
 /// The score for the summed scaled sizes (upstream's `calculatePriority`).
@@ -97,7 +88,7 @@ impl Priority for ImageLocalityPriority {
             .map(|name| {
                 let count = view.nodes_with_image(&name) as u64;
                 let spread = if total == 0 { 0.0 } else { count as f64 / total as f64 };
-                (name, spread)
+                (ImageName::new(name), spread)
             })
             .collect();
         Box::new(ImageLocalityScorer { images, containers })
@@ -110,7 +101,7 @@ impl Scorer for ImageLocalityScorer {
             .containers
             .iter()
             .filter_map(|&i| self.images.get(i))
-            .filter_map(|(name, spread)| size_on(node, name).map(|size| (size as f64 * spread) as i64))
+            .filter_map(|(name, spread)| node.state.image_size(name).map(|size| (size as f64 * spread) as i64))
             .fold(0i64, i64::saturating_add);
         calculate_priority(sum)
     }

@@ -28,10 +28,7 @@ use std::collections::BTreeMap;
 use crate::hashing::HashMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::WeightedPodAffinityTerm;
-
 use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
-use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::engine::view::ClusterView;
 use crate::engine::{Candidate, PodContext};
@@ -49,26 +46,6 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
         return Err("argument: InterPodAffinityPriority takes none".to_string());
     }
     Ok(Arc::new(InterPodAffinityPriority { hard_weight: args.hard_pod_affinity_symmetric_weight }))
-}
-
-/// `spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
-fn preferred_affinity_terms(pod: &Pod) -> &[WeightedPodAffinityTerm] {
-    pod.spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.pod_affinity.as_ref())
-        .and_then(|pa| pa.preferred_during_scheduling_ignored_during_execution.as_deref())
-        .unwrap_or_default()
-}
-
-/// `spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution`.
-fn preferred_anti_affinity_terms(pod: &Pod) -> &[WeightedPodAffinityTerm] {
-    pod.spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.pod_anti_affinity.as_ref())
-        .and_then(|pa| pa.preferred_during_scheduling_ignored_during_execution.as_deref())
-        .unwrap_or_default()
 }
 
 /// The summed weights per topology domain: key → value → sum. Looked up by `&str` without
@@ -110,10 +87,11 @@ impl Priority for InterPodAffinityPriority {
         let mut scores = TopologyScores::default();
 
         // The incoming pod's preferred terms, against the placed pods they select.
-        let own = preferred_affinity_terms(pod)
+        let own = pod
+            .preferred_affinity_terms()
             .iter()
             .map(|t| (t, i64::from(t.weight)))
-            .chain(preferred_anti_affinity_terms(pod).iter().map(|t| (t, -i64::from(t.weight))))
+            .chain(pod.preferred_anti_affinity_terms().iter().map(|t| (t, -i64::from(t.weight))))
             .map(|(t, weight)| (Term::compile(pod, &t.pod_affinity_term, view), weight));
         for (term, weight) in own {
             for_each_candidate(view, &term, |existing, node_labels| {
@@ -123,28 +101,27 @@ impl Priority for InterPodAffinityPriority {
             });
         }
 
-        // The placed pods' terms that select the incoming pod (only pods with pod (anti-)affinity
-        // can have any).
+        // The placed pods' terms that select the incoming pod: the model files the pods that have
+        // any scoring term, so the others are never visited.
         let ns_labels = namespace_labels(view, &pod.metadata.namespace);
-        for node in view.nodes() {
-            let node_labels = &node.node().metadata.labels;
-            for existing in node.pods.pods_with_affinity() {
-                let owner = &existing.pod;
-                if self.hard_weight > 0 {
-                    for term in owner.required_affinity_terms() {
-                        if other_term_selects(owner, term, pod, ns_labels) {
-                            scores.add_on(&term.topology_key, node_labels, self.hard_weight);
-                        }
+        for existing in view.snapshot.pods_with_scoring_affinity() {
+            let owner = &existing.pod;
+            let Some(node_labels) = view.node_labels(&owner.spec.node_name) else { continue };
+            if self.hard_weight > 0 {
+                for term in owner.required_affinity_terms() {
+                    if other_term_selects(owner, term, pod, ns_labels) {
+                        scores.add_on(&term.topology_key, node_labels, self.hard_weight);
                     }
                 }
-                let weighted = preferred_affinity_terms(owner)
-                    .iter()
-                    .map(|t| (t, i64::from(t.weight)))
-                    .chain(preferred_anti_affinity_terms(owner).iter().map(|t| (t, -i64::from(t.weight))));
-                for (t, weight) in weighted {
-                    if other_term_selects(owner, &t.pod_affinity_term, pod, ns_labels) {
-                        scores.add_on(&t.pod_affinity_term.topology_key, node_labels, weight);
-                    }
+            }
+            let weighted = owner
+                .preferred_affinity_terms()
+                .iter()
+                .map(|t| (t, i64::from(t.weight)))
+                .chain(owner.preferred_anti_affinity_terms().iter().map(|t| (t, -i64::from(t.weight))));
+            for (t, weight) in weighted {
+                if other_term_selects(owner, &t.pod_affinity_term, pod, ns_labels) {
+                    scores.add_on(&t.pod_affinity_term.topology_key, node_labels, weight);
                 }
             }
         }
@@ -176,11 +153,12 @@ impl Scorer for InterPodAffinityScorer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::objects::Pod;
     use crate::cluster::{ClusterObject, Snapshot};
     use crate::priorities::testing::candidates;
     use crate::testing::{NodeBuilder, PodBuilder};
-    use k8s_openapi::api::core::v1::PodAffinityTerm;
     use k8s_openapi::api::core::v1::{Affinity, Namespace, PodAffinity, PodAntiAffinity};
+    use k8s_openapi::api::core::v1::{PodAffinityTerm, WeightedPodAffinityTerm};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as K8sSelector, ObjectMeta as K8sMeta};
 
     const ZONE: &str = "topology.kubernetes.io/zone";
