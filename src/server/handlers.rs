@@ -5,14 +5,16 @@
 //! result object and its `Error` filled. A valid request that cannot be carried out gets 200 with
 //! `Error` filled, because kube-scheduler reads the body of 200 answers only.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use rayon::prelude::*;
 use serde_json::value::RawValue;
 
 use crate::engine::{CancelFlag, Cancelled, Candidate, Evaluator, RequestJob};
@@ -53,18 +55,26 @@ pub use crate::server::filter_result::{filter_result, UNKNOWN_NODE};
 /// A decoded filter or prioritize request, with its candidates resolved against the model.
 struct Prepared<'a> {
     pod_key: String,
-    job: Arc<RequestJob>,
+    job: RequestJob,
     /// The request's `Nodes`: list metadata and each node's bytes (`None` in `NodeNames` mode).
     request_nodes: Option<(Option<&'a RawValue>, Vec<&'a RawValue>)>,
 }
 
-/// Decodes `ExtenderArgs` and resolves the candidates; `Err` is the status and message to answer.
-fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared<'a>, (StatusCode, String)> {
+/// Decodes `ExtenderArgs` and resolves the candidates, on the evaluator's pool (decoding and
+/// resolving run in parallel on it); `Err` is the status and message to answer.
+fn prepare<'a>(
+    state: &AppState,
+    verb: &str,
+    bytes: &'a [u8],
+    subject: &Subject,
+    cancel: &CancelFlag,
+) -> Result<Prepared<'a>, (StatusCode, String)> {
     let args = ExtenderArgs::decode(bytes).map_err(|e| {
         tracing::info!(verb, error = %e, "rejected a malformed request");
         (StatusCode::BAD_REQUEST, e.to_string())
     })?;
     let pod_key = args.pod.key();
+    subject.set(pod_key.clone(), args.nodes.len());
     if let Some(message) = state.not_synced() {
         tracing::info!(verb, pod = %pod_key, "answered before the cluster cache synced");
         return Err((StatusCode::OK, message));
@@ -72,16 +82,17 @@ fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared
     let snapshot = state.store.snapshot();
     let (candidates, request_nodes) = match args.nodes {
         Candidates::Names(names) => {
-            (names.into_iter().map(|n| Candidate::by_name(&snapshot, n)).collect::<Vec<_>>(), None)
+            (names.into_par_iter().map(|n| Candidate::by_name(&snapshot, n)).collect::<Vec<_>>(), None)
         }
         Candidates::Nodes(list) => {
-            let mut raws = Vec::with_capacity(list.items.len());
-            let mut candidates = Vec::with_capacity(list.items.len());
-            for item in list.items {
-                raws.push(item.raw);
-                let (node, nominated) = snapshot.candidate_for(item.node);
-                candidates.push(Candidate::Known(node, nominated));
-            }
+            let (raws, candidates): (Vec<&RawValue>, Vec<Candidate>) = list
+                .items
+                .into_par_iter()
+                .map(|item| {
+                    let (node, nominated) = snapshot.candidate_for(item.node);
+                    (item.raw, Candidate::Known(node, nominated))
+                })
+                .unzip();
             (candidates, Some((list.metadata, raws)))
         }
     };
@@ -91,52 +102,126 @@ fn prepare<'a>(state: &AppState, verb: &str, bytes: &'a [u8]) -> Result<Prepared
         snapshot,
         candidates,
         from_request_nodes: request_nodes.is_some(),
-        cancel: CancelFlag::new(),
+        cancel: cancel.clone(),
     };
-    Ok(Prepared { pod_key, job: Arc::new(job), request_nodes })
+    Ok(Prepared { pod_key, job, request_nodes })
+}
+
+/// The pod and the number of nodes a request is about, known once its body is decoded (on the
+/// pool for /filter and /prioritize): what the timeout message, the log and the metrics name.
+#[derive(Debug, Default)]
+pub(crate) struct Subject(OnceLock<(String, usize)>);
+
+impl Subject {
+    pub(crate) fn known(pod_key: String, nodes: usize) -> Arc<Self> {
+        let subject = Subject::default();
+        subject.set(pod_key, nodes);
+        Arc::new(subject)
+    }
+
+    pub(crate) fn set(&self, pod_key: String, nodes: usize) {
+        let _ = self.0.set((pod_key, nodes));
+    }
+
+    fn get(&self) -> Option<(&str, usize)> {
+        self.0.get().map(|(pod, nodes)| (pod.as_str(), *nodes))
+    }
 }
 
 /// What [`run_on_pool`] says about the request in its log line and timeout message.
 pub(crate) struct PoolRequest<'a> {
     pub verb: &'a str,
-    pub pod_key: &'a str,
-    pub nodes: usize,
+    pub subject: Arc<Subject>,
     pub cancel: &'a CancelFlag,
 }
 
 /// Runs `work` on the evaluator's pool within the request deadline, cancelling it when the deadline
 /// passes or the client goes away (this future is dropped). `Err` is the message to answer.
-pub(crate) async fn run_on_pool<J: Send + Sync + 'static, R: Send + 'static>(
+pub(crate) async fn run_on_pool<R: Send + 'static>(
     state: &AppState,
     request: PoolRequest<'_>,
-    job: &Arc<J>,
-    work: impl FnOnce(&J, &Evaluator) -> Result<R, Cancelled> + Send + 'static,
+    work: impl FnOnce(&Evaluator) -> Result<R, Cancelled> + Send + 'static,
 ) -> Result<R, String> {
-    let PoolRequest { verb, pod_key, nodes, cancel } = request;
+    let PoolRequest { verb, subject, cancel } = request;
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
-    let job = Arc::clone(job);
-    let rx = state.evaluator.spawn(move |ev| work(&job, ev));
+    let rx = state.evaluator.spawn(work);
     match tokio::time::timeout(state.request_timeout, rx).await {
         Ok(Ok(Ok(v))) => {
-            state.metrics.requests.evaluated(verb, nodes);
+            if let Some((_, nodes)) = subject.get() {
+                state.metrics.requests.evaluated(verb, nodes);
+            }
             Ok(v)
         }
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
         Err(_elapsed) => {
             cancel.cancel();
-            tracing::warn!(verb, pod = %pod_key, nodes, "request timed out");
-            Err(format!(
-                "the {verb} of pod {pod_key} over {nodes} nodes did not finish within the request timeout of {}",
-                humantime::format_duration(state.request_timeout)
-            ))
+            let deadline = humantime::format_duration(state.request_timeout);
+            Err(match subject.get() {
+                Some((pod, nodes)) => {
+                    tracing::warn!(verb, pod, nodes, "request timed out");
+                    format!("the {verb} of pod {pod} over {nodes} nodes did not finish within the request timeout of {deadline}")
+                }
+                None => {
+                    tracing::warn!(verb, "request timed out while its body was decoded");
+                    format!("the {verb} request was still being decoded when the request timeout of {deadline} passed")
+                }
+            })
         }
     }
 }
 
-impl Prepared<'_> {
-    fn pool_request<'a>(&'a self, verb: &'a str) -> PoolRequest<'a> {
-        PoolRequest { verb, pod_key: &self.pod_key, nodes: self.job.candidates.len(), cancel: &self.job.cancel }
+/// An answer made on the pool: status, JSON body, and whether it carries an error.
+struct Answer {
+    status: StatusCode,
+    body: Vec<u8>,
+    error: bool,
+    /// For the log line of a /filter: how many nodes fit.
+    feasible: Option<usize>,
+}
+
+impl Answer {
+    fn json(status: StatusCode, value: &impl serde::Serialize, error: bool) -> Answer {
+        match serde_json::to_vec(value) {
+            Ok(body) => Answer { status, body, error, feasible: None },
+            Err(e) => Answer {
+                status: StatusCode::INTERNAL_SERVER_ERROR,
+                body: format!("{{\"Error\":{:?}}}", format!("encoding the answer: {e}")).into_bytes(),
+                error: true,
+                feasible: None,
+            },
+        }
     }
+
+    fn into_response(self) -> Response {
+        let response = (self.status, [(CONTENT_TYPE, "application/json")], self.body).into_response();
+        if self.error {
+            with_error_mark(response)
+        } else {
+            response
+        }
+    }
+}
+
+/// A /filter from its body to its encoded answer, all on the pool: decode, resolve, evaluate,
+/// encode.
+fn filter_on_pool(
+    state: &AppState,
+    bytes: &[u8],
+    subject: &Subject,
+    cancel: &CancelFlag,
+    ev: &Evaluator,
+) -> Result<Answer, Cancelled> {
+    let error = |status, message: &str| Answer::json(status, &ExtenderFilterResult::error(message), true);
+    let Prepared { pod_key, job, request_nodes } = match prepare(state, "filter", bytes, subject, cancel) {
+        Ok(p) => p,
+        Err((status, message)) => return Ok(error(status, &message)),
+    };
+    let verdicts = state.metrics.predicates.filter(&job, ev)?;
+    state.metrics.predicates.record_filter(&verdicts);
+    let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
+    let result = filter_result(&job.candidates, &verdicts, request_nodes, &pod_key);
+    let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
+    Ok(Answer { feasible: Some(feasible), ..Answer::json(StatusCode::OK, &result, false) })
 }
 
 pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
@@ -145,36 +230,22 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
         Ok(b) => b,
         Err(e) => return filter_error(e.status, &format!("ExtenderArgs: {}", body_refused("filter", e).message)),
     };
-    let prepared = match prepare(&state, "filter", &bytes) {
-        Ok(p) => p,
-        Err((status, message)) => return filter_error(status, &message),
+    let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
+    let request = PoolRequest { verb: "filter", subject: Arc::clone(&subject), cancel: &cancel };
+    let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
+    let answer =
+        run_on_pool(&state, request, move |ev| filter_on_pool(&on_pool, &bytes, &pool_subject, &pool_cancel, ev)).await;
+    let (response, feasible) = match answer {
+        Ok(answer) => {
+            let feasible = answer.feasible;
+            (answer.into_response(), feasible)
+        }
+        Err(message) => (filter_error(StatusCode::OK, &message), None),
     };
-    let metrics = Arc::clone(&state.metrics);
-    let verdicts =
-        match run_on_pool(&state, prepared.pool_request("filter"), &prepared.job, move |job: &RequestJob, ev| {
-            metrics.predicates.filter(job, ev)
-        })
-        .await
-        {
-            Ok(v) => v,
-            Err(message) => return filter_error(StatusCode::OK, &message),
-        };
-    state.metrics.predicates.record_filter(&verdicts);
-    let Prepared { pod_key, job, request_nodes } = prepared;
-    let node_count = job.candidates.len();
-
-    let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
-    let result = filter_result(&job.candidates, &verdicts, request_nodes, &pod_key);
-    let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
-    tracing::info!(
-        verb = "filter",
-        pod = %pod_key,
-        nodes = node_count,
-        feasible,
-        elapsed_us = started.elapsed().as_micros() as u64,
-        "filtered"
-    );
-    (StatusCode::OK, Json(result)).into_response()
+    let (pod, nodes) = subject.get().unwrap_or_default();
+    let elapsed_us = started.elapsed().as_micros() as u64;
+    tracing::info!(verb = "filter", pod, nodes, feasible, elapsed_us, "filtered");
+    response
 }
 
 pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
@@ -222,32 +293,23 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 /// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no
 /// `Error` field, so a request that cannot be scored is answered with a non-200 status and
 /// `{"Error": ...}` (kube-scheduler then scores without this extender).
-pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let started = Instant::now();
-    let error = |status: StatusCode, message: &str| {
-        with_error_mark((status, Json(ExtenderBindingResult::error(message))).into_response())
-    };
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
-        Ok(b) => b,
-        Err(e) => return error(e.status, &format!("ExtenderArgs: {}", body_refused("prioritize", e).message)),
-    };
-    let prepared = match prepare(&state, "prioritize", &bytes) {
+/// A /prioritize from its body to its encoded answer, all on the pool. `HostPriorityList` has no
+/// `Error` field: an answer that is not a list is a non-200 status with `{"Error": ...}`.
+fn prioritize_on_pool(
+    state: &AppState,
+    bytes: &[u8],
+    subject: &Subject,
+    cancel: &CancelFlag,
+    ev: &Evaluator,
+) -> Result<Answer, Cancelled> {
+    let Prepared { job, .. } = match prepare(state, "prioritize", bytes, subject, cancel) {
         Ok(p) => p,
         // 200 is reserved for a HostPriorityList: "not synced yet" is a 503 here.
-        Err((StatusCode::OK, message)) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
-        Err((status, message)) => return error(status, &message),
+        Err((StatusCode::OK, message)) => return Ok(prioritize_error(StatusCode::SERVICE_UNAVAILABLE, &message)),
+        Err((status, message)) => return Ok(prioritize_error(status, &message)),
     };
-    let scores =
-        match run_on_pool(&state, prepared.pool_request("prioritize"), &prepared.job, |job: &RequestJob, ev| {
-            job.prioritize(ev)
-        })
-        .await
-        {
-            Ok(s) => s,
-            Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
-        };
-    let list: Vec<HostPriority> = prepared
-        .job
+    let scores = job.prioritize(ev)?;
+    let list: Vec<HostPriority> = job
         .candidates
         .iter()
         .zip(scores)
@@ -258,12 +320,36 @@ pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, 
             HostPriority { host: c.name().to_string(), score }
         })
         .collect();
-    tracing::info!(
-        verb = "prioritize",
-        pod = %prepared.pod_key,
-        nodes = list.len(),
-        elapsed_us = started.elapsed().as_micros() as u64,
-        "prioritized"
-    );
-    (StatusCode::OK, Json(list)).into_response()
+    Ok(Answer::json(StatusCode::OK, &list, false))
+}
+
+fn prioritize_error(status: StatusCode, message: &str) -> Answer {
+    Answer::json(status, &ExtenderBindingResult::error(message), true)
+}
+
+/// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no
+/// `Error` field, so a request that cannot be scored is answered with a non-200 status and
+/// `{"Error": ...}` (kube-scheduler then scores without this extender).
+pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let started = Instant::now();
+    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+        Ok(b) => b,
+        Err(e) => {
+            let e = body_refused("prioritize", e);
+            return prioritize_error(e.status, &format!("ExtenderArgs: {}", e.message)).into_response();
+        }
+    };
+    let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
+    let request = PoolRequest { verb: "prioritize", subject: Arc::clone(&subject), cancel: &cancel };
+    let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
+    let answer =
+        run_on_pool(&state, request, move |ev| prioritize_on_pool(&on_pool, &bytes, &pool_subject, &pool_cancel, ev))
+            .await;
+    let response = match answer {
+        Ok(answer) => answer.into_response(),
+        Err(message) => prioritize_error(StatusCode::SERVICE_UNAVAILABLE, &message).into_response(),
+    };
+    let (pod, nodes) = subject.get().unwrap_or_default();
+    tracing::info!(verb = "prioritize", pod, nodes, elapsed_us = started.elapsed().as_micros() as u64, "prioritized");
+    response
 }

@@ -17,7 +17,7 @@ use axum::Json;
 use crate::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
 use crate::engine::CancelFlag;
 use crate::server::body::read_body;
-use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest};
+use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest, Subject};
 use crate::server::AppState;
 use crate::wire::{ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaPod, MetaVictims};
 
@@ -84,8 +84,9 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         cancel: CancelFlag::new(),
     });
     let nodes = job.candidates.len();
-    let request = PoolRequest { verb: "preempt", pod_key: &pod_key, nodes, cancel: &job.cancel };
-    let selected = match run_on_pool(&state, request, &job, |job: &PreemptJob, ev| job.run(ev)).await {
+    let request = PoolRequest { verb: "preempt", subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
+    let on_pool = Arc::clone(&job);
+    let selected = match run_on_pool(&state, request, move |ev| on_pool.run(ev)).await {
         Ok(s) => s,
         Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
     };

@@ -22,6 +22,20 @@ pub enum Candidates<'a> {
     Nodes(RequestNodes<'a>),
 }
 
+impl Candidates<'_> {
+    /// How many nodes the request asks about.
+    pub fn len(&self) -> usize {
+        match self {
+            Candidates::Names(names) => names.len(),
+            Candidates::Nodes(list) => list.items.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A request's `Nodes`: a `NodeList` whose items are answered back verbatim.
 #[derive(Debug)]
 pub struct RequestNodes<'a> {
