@@ -54,7 +54,7 @@ async fn decoding_a_large_nodes_body_counts_against_the_request_timeout() {
     let nodes: Vec<serde_json::Value> = (0..spec.nodes).map(|i| api_objects::cluster_node(&spec, i)).collect();
     let pod = api_objects::pending_pod(&spec);
     let body = json!({"Pod": pod, "Nodes": {"items": nodes}}).to_string();
-    let mut c = config(ClusterSource::Snapshot(Box::new(Snapshot::default())));
+    let mut c = config(ClusterSource::Snapshot(Box::default()));
     c.request_timeout = Duration::from_millis(1);
     c.max_body_bytes = 64 << 20;
     let server = TestServer::start(c).await;
