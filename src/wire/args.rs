@@ -1,11 +1,11 @@
 //! Requests: `ExtenderArgs` (filter, prioritize) and `ExtenderBindingArgs` (bind).
 
 use rayon::prelude::*;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::wire::fields::{decode_raw, Fields, WireError};
+use crate::wire::raw_list::{Items, RawList};
 
 /// `ExtenderArgs`: the pod and the candidate nodes, either as full objects (`Nodes`) or, when the
 /// extender is `nodeCacheCapable`, as names (`NodeNames`).
@@ -51,20 +51,12 @@ pub struct RequestNode<'a> {
     pub node: Node,
 }
 
-#[derive(Deserialize, Default)]
-struct RawNodeList<'a> {
-    #[serde(borrow, default)]
-    metadata: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    items: Option<Vec<&'a RawValue>>,
-}
-
 impl<'a> ExtenderArgs<'a> {
     /// Decodes a filter/prioritize body. Errors name the field with Go's names, e.g.
     /// `ExtenderArgs.Pod: missing field`.
     pub fn decode(body: &'a [u8]) -> Result<Self, WireError> {
         const AT: &str = "ExtenderArgs";
-        let fields = Fields::parse(body, AT)?;
+        let fields = Fields::parse_with_list(body, AT, "Nodes")?;
         let pod = fields
             .decode::<Object<Pod>>(AT, "Pod")?
             .ok_or_else(|| WireError::new("ExtenderArgs.Pod", "missing field"))?
@@ -73,10 +65,7 @@ impl<'a> ExtenderArgs<'a> {
             return Err(WireError::new(format!("ExtenderArgs.Pod.{path}"), message));
         }
         let names: Option<Vec<String>> = fields.decode(AT, "NodeNames")?;
-        let nodes = match fields.get("Nodes") {
-            None => None,
-            Some(raw) => Some(decode_nodes(raw)?),
-        };
+        let nodes = fields.list().map(decode_nodes).transpose()?;
         let nodes = match (nodes, names) {
             (Some(_), Some(_)) => {
                 return Err(WireError::new(
@@ -94,26 +83,33 @@ impl<'a> ExtenderArgs<'a> {
     }
 }
 
-fn decode_nodes(raw: &RawValue) -> Result<RequestNodes<'_>, WireError> {
+fn decode_nodes<'a>(list: &RawList<'a>) -> Result<RequestNodes<'a>, WireError> {
     const AT: &str = "ExtenderArgs.Nodes";
-    let Object(list): Object<RawNodeList<'_>> = serde_json::from_str(raw.get())
-        .map_err(|e| WireError::new(AT, format!("expected a NodeList object with items: {e}")))?;
-    if let Some(meta) = list.metadata {
+    let expected = |found: &str| format!("expected a NodeList object with items, found {found}");
+    let (metadata, items) = match list {
+        RawList::Object { metadata, items } => (*metadata, items),
+        RawList::Other(found) => return Err(WireError::new(AT, expected(found))),
+        RawList::Null => (None, &Items::None),
+    };
+    let items = match items {
+        Items::Array(items) => items.as_slice(),
+        Items::None => &[],
+        Items::Other(found) => return Err(WireError::new(AT, expected(&format!("items {found}")))),
+    };
+    if let Some(meta) = metadata {
         if !(meta.get().starts_with('{') || meta.get() == "null") {
             return Err(WireError::new(format!("{AT}.metadata"), "expected an object (a ListMeta)"));
         }
     }
     // Nodes decode independently: in parallel, on the rayon pool this runs in (the evaluator's,
     // from the handler). The first failing item, in list order, is the one reported.
-    let decoded: Vec<Result<RequestNode<'_>, WireError>> = list
-        .items
-        .unwrap_or_default()
-        .into_par_iter()
+    let decoded: Vec<Result<RequestNode<'a>, WireError>> = items
+        .par_iter()
         .enumerate()
-        .map(|(i, raw)| decode_node(i, raw).map(|node| RequestNode { raw, node }))
+        .map(|(i, &raw)| decode_node(i, raw).map(|node| RequestNode { raw, node }))
         .collect();
     let items = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(RequestNodes { metadata: list.metadata.filter(|m| m.get() != "null"), items })
+    Ok(RequestNodes { metadata: metadata.filter(|m| m.get() != "null"), items })
 }
 
 /// Decodes `Nodes.items[i]`, with errors at that path.

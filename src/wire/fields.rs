@@ -4,31 +4,46 @@
 
 use std::fmt;
 
-use serde::de::{DeserializeOwned, MapAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, Visitor};
+use serde::Deserializer;
 use serde_json::value::RawValue;
 
-/// The members of one JSON object, in document order, values unparsed.
-#[derive(Debug)]
-pub struct Fields<'a>(Vec<(String, &'a RawValue)>);
+use crate::wire::raw_list::{RawList, RawListSeed};
 
-impl<'de: 'a, 'a> Deserialize<'de> for Fields<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct FieldsVisitor<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for FieldsVisitor<'a> {
-            type Value = Fields<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Fields<'a>, M::Error> {
-                let mut fields = Vec::new();
-                while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
-                    fields.push((k, v));
-                }
-                Ok(Fields(fields))
+/// The members of one JSON object, in document order, values unparsed; the members named like
+/// the list key given to [`Fields::parse_with_list`] split into their items instead.
+#[derive(Debug)]
+pub struct Fields<'a> {
+    members: Vec<(String, &'a RawValue)>,
+    lists: Vec<RawList<'a>>,
+}
+
+struct FieldsSeed<'k> {
+    list_key: Option<&'k str>,
+}
+
+impl<'de, 'k> DeserializeSeed<'de> for FieldsSeed<'k> {
+    type Value = Fields<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Fields<'de>, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de, 'k> Visitor<'de> for FieldsSeed<'k> {
+    type Value = Fields<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Fields<'de>, M::Error> {
+        let mut fields = Fields { members: Vec::new(), lists: Vec::new() };
+        while let Some(key) = map.next_key::<String>()? {
+            if self.list_key.is_some_and(|list| key.eq_ignore_ascii_case(list)) {
+                fields.lists.push(map.next_value_seed(RawListSeed)?);
+            } else {
+                fields.members.push((key, map.next_value::<&'de RawValue>()?));
             }
         }
-        d.deserialize_map(FieldsVisitor(std::marker::PhantomData))
+        Ok(fields)
     }
 }
 
@@ -49,16 +64,39 @@ impl WireError {
 impl<'a> Fields<'a> {
     /// Parses a request body that must be a JSON object; `what` names it in errors.
     pub fn parse(body: &'a [u8], what: &str) -> Result<Self, WireError> {
+        Self::parse_seeded(body, what, FieldsSeed { list_key: None })
+    }
+
+    /// [`Fields::parse`], splitting the members named `list_key` (a list object such as `Nodes`)
+    /// into their items in the same pass: read them with [`Fields::list`].
+    pub fn parse_with_list(body: &'a [u8], what: &str, list_key: &str) -> Result<Self, WireError> {
+        Self::parse_seeded(body, what, FieldsSeed { list_key: Some(list_key) })
+    }
+
+    fn parse_seeded(body: &'a [u8], what: &str, seed: FieldsSeed<'_>) -> Result<Self, WireError> {
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(WireError::new(what, "the request body is empty; expected a JSON object"));
         }
-        serde_json::from_slice(body).map_err(|e| WireError::new(what, e.to_string()))
+        let mut de = serde_json::Deserializer::from_slice(body);
+        let fields = seed.deserialize(&mut de).and_then(|f| de.end().map(|()| f));
+        fields.map_err(|e| WireError::new(what, e.to_string()))
     }
 
     /// The value of a key, matched ASCII-case-insensitively; the last one wins. `null` counts as
     /// absent, as in Go.
     pub fn get(&self, name: &str) -> Option<&'a RawValue> {
-        self.0.iter().rev().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| *v).filter(|v| v.get() != "null")
+        self.members
+            .iter()
+            .rev()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| *v)
+            .filter(|v| v.get() != "null")
+    }
+
+    /// The list key's value (see [`Fields::parse_with_list`]); the last one wins, `null` counts
+    /// as absent.
+    pub fn list(&self) -> Option<&RawList<'a>> {
+        self.lists.last().filter(|l| !matches!(l, RawList::Null))
     }
 
     /// Decodes a member into `T`, with errors at `<parent>.<name>.<path inside>`.

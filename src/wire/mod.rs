@@ -8,6 +8,7 @@
 pub mod args;
 pub mod fields;
 pub mod preemption;
+pub mod raw_list;
 pub mod results;
 
 pub use args::{Candidates, ExtenderArgs, ExtenderBindingArgs, RequestNode, RequestNodes};
