@@ -9,7 +9,8 @@
 # every node as Nodes). Starts `serve --cluster-snapshot` on it, waits for /readyz, runs wrk for a
 # fixed duration per case (wrk runs for a duration, not a request count), stops the server on exit.
 # The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, PORT; and
-# BIN=path runs that binary instead of building target/release/predicate-extender.
+# BIN=path runs that binary instead of building target/release/predicate-extender; SERVE_ARGS adds
+# flags to `serve` (e.g. SERVE_ARGS="--parallelism 2").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +21,7 @@ SAMPLE=${SAMPLE:-500}   # kube-scheduler's default sample at 5,000 nodes (percen
 PORT=${PORT:-18888}
 REGEN=0
 
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 number() { [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "load.sh: $1 must be a positive number (got '$2')" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -69,7 +70,7 @@ ls -l "$DIR"/*.json | awk '{printf "  %12d  %s\n", $5, $NF}'
 echo "== starting the server"
 LOG=$DIR/server.log
 "$BIN" serve --cluster-snapshot "$DIR/cluster.json" --listen "127.0.0.1:$PORT" \
-  --admin-listen "127.0.0.1:$ADMIN_PORT" --log-format json 2>"$LOG" &
+  --admin-listen "127.0.0.1:$ADMIN_PORT" --log-format json ${SERVE_ARGS:-} 2>"$LOG" &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null; wait "$SERVER" 2>/dev/null || true' EXIT
 started=$SECONDS
@@ -119,7 +120,7 @@ for case in "${CASES[@]}"; do
     read -r _ p50 p90 p99 rps requests errors <<<"$result"
     awk -v n="$name" -v c="$c" -v a="$p50" -v b="$p90" -v d="$p99" -v r="$rps" -v q="$requests" -v e="$errors" \
       -v t=$(($(timeouts) - before)) \
-      'BEGIN { printf "%-28s %5d %9.1f %9.1f %9.1f %9.2f %9d %7d %9d\n", n, c, a / 1000, b / 1000, d / 1000, r, q, e, t }'
+      'BEGIN { printf "%-28s %5d %9.2f %9.2f %9.2f %9.2f %9d %7d %9d\n", n, c, a / 1000, b / 1000, d / 1000, r, q, e, t }'
   done
 done
 echo "(timeouts: answers the server gave up on after --request-timeout, 4s by default; they count as 200s for wrk)"

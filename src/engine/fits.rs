@@ -45,8 +45,9 @@ pub fn run_predicates_observed(
 /// How long one predicate took on one node, with its plan slot and the reasons it gave.
 pub type TimedObserver<'a> = dyn Fn(usize, &[Reason], Duration) + Sync + 'a;
 
-/// [`run_predicates`] timing each predicate (two clock reads each): for the sampled requests
-/// whose per-predicate durations the metrics record, never for every request.
+/// [`run_predicates`] timing each predicate (one clock read each: a predicate's end is the next
+/// one's start): for the sampled requests whose per-predicate durations the metrics record, never
+/// for every request.
 pub fn run_predicates_timed(
     plan: &Plan,
     pod: &PodContext,
@@ -57,9 +58,10 @@ pub fn run_predicates_timed(
     let mut slot = 0;
     let mut started = Instant::now();
     run_predicates_observed(plan, pod, node, &mut reasons, |_, given| {
-        observe(slot, given, started.elapsed());
+        let now = Instant::now();
+        observe(slot, given, now.saturating_duration_since(started));
         slot += 1;
-        started = Instant::now();
+        started = now;
     });
     reasons
 }

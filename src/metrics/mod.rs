@@ -25,6 +25,7 @@
 
 pub mod bind;
 pub mod cluster;
+pub mod duration_histogram;
 pub mod predicates;
 pub mod requests;
 

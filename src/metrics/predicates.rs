@@ -9,10 +9,11 @@ use std::time::Duration;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::histogram::exponential_buckets;
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::engine::{Cancelled, Evaluator, RequestJob, Verdict};
+use crate::metrics::duration_histogram::DurationHistogram;
 use crate::metrics::PROFILE;
 use crate::policy::Plan;
 use crate::predicates::{Predicate, Reason};
@@ -37,8 +38,8 @@ struct RejectionLabels {
 }
 
 /// Upstream's buckets for `plugin_execution_duration_seconds`.
-fn plugin_buckets() -> Histogram {
-    Histogram::new(exponential_buckets(0.00001, 1.5, 20))
+fn plugin_buckets() -> DurationHistogram {
+    DurationHistogram::new(exponential_buckets(0.00001, 1.5, 20))
 }
 
 /// Upstream's status codes, by what a predicate said about one node.
@@ -65,7 +66,7 @@ struct Slot {
     evaluations: Counter,
     rejections: Counter,
     /// By [`STATUSES`]; made on first use so statuses never seen make no series.
-    durations: [OnceLock<Histogram>; 3],
+    durations: [OnceLock<DurationHistogram>; 3],
 }
 
 /// Picks `percent`% of requests at random (a counter hashed with a per-process random key).
@@ -90,7 +91,7 @@ impl Sampler {
 pub struct PredicateMetrics {
     slots: Vec<Slot>,
     always_check_all: bool,
-    durations: Family<DurationLabels, Histogram, fn() -> Histogram>,
+    durations: Family<DurationLabels, DurationHistogram, fn() -> DurationHistogram>,
     sampler: Sampler,
 }
 
@@ -98,7 +99,7 @@ impl PredicateMetrics {
     pub(super) fn register(registry: &mut Registry, plan: &Plan, sample_percent: u32) -> Self {
         let evaluations = Family::<EvaluationLabels, Counter>::default();
         let rejections = Family::<RejectionLabels, Counter>::default();
-        let durations: Family<DurationLabels, Histogram, fn() -> Histogram> =
+        let durations: Family<DurationLabels, DurationHistogram, fn() -> DurationHistogram> =
             Family::new_with_constructor(plugin_buckets);
         registry.register(
             "plugin_evaluation",
@@ -155,7 +156,7 @@ impl PredicateMetrics {
                 DurationLabels { plugin: s.plugin.clone(), extension_point: "Filter", status: STATUSES[status] };
             self.durations.get_or_create_owned(&labels)
         });
-        histogram.observe(took.as_secs_f64());
+        histogram.observe(took);
     }
 
     /// Counts a /filter request's evaluations and rejections from its verdicts, in one pass over
