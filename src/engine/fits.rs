@@ -42,8 +42,9 @@ pub fn run_predicates_observed(
     }
 }
 
-/// How long one predicate took on one node, with its plan slot and the reasons it gave.
-pub type TimedObserver<'a> = dyn Fn(usize, &[Reason], Duration) + Sync + 'a;
+/// How long one predicate took on one node, with its plan slot and the reasons it gave. One
+/// observer per node, so it records into memory of its own, shared with no other thread.
+pub type TimedObserver<'a> = dyn FnMut(usize, &[Reason], Duration) + 'a;
 
 /// [`run_predicates`] timing each predicate (one clock read each: a predicate's end is the next
 /// one's start): for the sampled requests whose per-predicate durations the metrics record, never
@@ -52,7 +53,7 @@ pub fn run_predicates_timed(
     plan: &Plan,
     pod: &PodContext,
     node: &NodeInfo,
-    observe: &TimedObserver<'_>,
+    observe: &mut TimedObserver<'_>,
 ) -> Vec<Reason> {
     let mut reasons = Vec::new();
     let mut slot = 0;
@@ -139,7 +140,7 @@ pub fn fits_on_node_timed(
     pod: &PodContext,
     node: &NodeInfo,
     nominated: &[Arc<PodInfo>],
-    observe: &TimedObserver<'_>,
+    observe: &mut TimedObserver<'_>,
 ) -> Vec<Reason> {
     double_pass(pod, node, nominated, |p, n| run_predicates_timed(plan, p, n, observe), Vec::is_empty).deciding()
 }

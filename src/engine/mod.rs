@@ -9,6 +9,7 @@ pub mod prioritize;
 pub mod view;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use evaluator::{CancelFlag, Cancelled, Evaluator};
 pub use pod_context::PodContext;
@@ -84,18 +85,31 @@ pub fn filter(
     })
 }
 
-/// [`filter`], timing every predicate on every node for `observe` (a sampled request).
-pub fn filter_timed(
+/// Files one timed predicate run (plan slot, reasons, duration) into a node's own `T`.
+pub type Recorder<T> = dyn Fn(&mut T, usize, &[Reason], Duration) + Sync;
+
+/// [`filter`], timing every predicate on every node (a sampled request): `record` files each
+/// timing into the node's own `T`, returned beside its verdict, so the threads share nothing
+/// while they time.
+pub fn filter_timed<T: Default + Send>(
     evaluator: &Evaluator,
     plan: &Plan,
     pod: &PodContext,
     candidates: &[Candidate],
     cancel: &CancelFlag,
-    observe: &fits::TimedObserver<'_>,
-) -> Result<Vec<Verdict>, Cancelled> {
-    evaluator.map(candidates, cancel, |candidate| match candidate {
-        Candidate::Unknown(_) => Verdict::Unknown,
-        Candidate::Known(node, nominated) => Verdict::of(fits::fits_on_node_timed(plan, pod, node, nominated, observe)),
+    record: &Recorder<T>,
+) -> Result<Vec<(Verdict, T)>, Cancelled> {
+    evaluator.map(candidates, cancel, |candidate| {
+        let mut timings = T::default();
+        let verdict = match candidate {
+            Candidate::Unknown(_) => Verdict::Unknown,
+            Candidate::Known(node, nominated) => {
+                let mut observe =
+                    |slot: usize, reasons: &[Reason], took: Duration| record(&mut timings, slot, reasons, took);
+                Verdict::of(fits::fits_on_node_timed(plan, pod, node, nominated, &mut observe))
+            }
+        };
+        (verdict, timings)
     })
 }
 
@@ -128,15 +142,15 @@ impl RequestJob {
         filter(evaluator, &self.plan, &pod, &self.candidates, &self.cancel)
     }
 
-    /// [`RequestJob::filter`] on a sampled request: `observe` sees every predicate run, timed.
-    pub fn filter_timed(
+    /// [`RequestJob::filter`] on a sampled request: see [`filter_timed`].
+    pub fn filter_timed<T: Default + Send>(
         &self,
         evaluator: &Evaluator,
-        observe: &fits::TimedObserver<'_>,
-    ) -> Result<Vec<Verdict>, Cancelled> {
+        record: &Recorder<T>,
+    ) -> Result<Vec<(Verdict, T)>, Cancelled> {
         let view = self.view();
         let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
-        filter_timed(evaluator, &self.plan, &pod, &self.candidates, &self.cancel, observe)
+        filter_timed(evaluator, &self.plan, &pod, &self.candidates, &self.cancel, record)
     }
 
     /// Scores every candidate with the plan's priorities (each prepares its own counts).

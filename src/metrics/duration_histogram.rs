@@ -36,12 +36,20 @@ impl DurationHistogram {
 
     pub fn observe(&self, took: Duration) {
         let h = &self.0;
+        h.buckets[self.bucket(took)].fetch_add(1, Ordering::Relaxed);
+        h.sum_nanos.fetch_add(nanos(took), Ordering::Relaxed);
+    }
+
+    /// The first bucket whose bound is >= the value; the +Inf bucket takes the rest.
+    fn bucket(&self, took: Duration) -> usize {
         let seconds = took.as_secs_f64();
-        // The first bucket whose bound is >= the value; the +Inf bucket takes the rest.
-        let i = h.bounds.partition_point(|bound| *bound < seconds).min(h.buckets.len() - 1);
-        h.buckets[i].fetch_add(1, Ordering::Relaxed);
-        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        h.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.0.bounds.partition_point(|bound| *bound < seconds).min(self.0.buckets.len() - 1)
+    }
+
+    /// A tally of observations kept by one thread and added to this histogram at once by
+    /// [`Tally::commit`]: many observations, one atomic add per bucket.
+    pub fn tally(&self) -> Tally {
+        Tally { histogram: self.clone(), buckets: vec![0; self.0.buckets.len()], sum_nanos: 0 }
     }
 
     /// (sum in seconds, count, per-bucket counts with their bounds), the count taken from the
@@ -52,6 +60,37 @@ impl DurationHistogram {
             h.bounds.iter().zip(h.buckets.iter()).map(|(b, n)| (*b, n.load(Ordering::Relaxed))).collect();
         let count = buckets.iter().map(|(_, n)| n).sum();
         (h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9, count, buckets)
+    }
+}
+
+fn nanos(took: Duration) -> u64 {
+    u64::try_from(took.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Observations not yet in their histogram (see [`DurationHistogram::tally`]).
+#[derive(Debug)]
+pub struct Tally {
+    histogram: DurationHistogram,
+    buckets: Vec<u64>,
+    sum_nanos: u64,
+}
+
+impl Tally {
+    pub fn observe(&mut self, took: Duration) {
+        let i = self.histogram.bucket(took);
+        if let Some(n) = self.buckets.get_mut(i) {
+            *n += 1;
+        }
+        self.sum_nanos = self.sum_nanos.saturating_add(nanos(took));
+    }
+
+    /// Adds the tallied observations to the histogram.
+    pub fn commit(self) {
+        let h = &self.histogram.0;
+        for (bucket, n) in h.buckets.iter().zip(&self.buckets).filter(|(_, n)| **n > 0) {
+            bucket.fetch_add(*n, Ordering::Relaxed);
+        }
+        h.sum_nanos.fetch_add(self.sum_nanos, Ordering::Relaxed);
     }
 }
 
@@ -102,6 +141,19 @@ mod tests {
         assert!(a.contains("d_sum 1.163\n"), "{a}");
         assert!(a.contains("d_bucket{le=\"0.001\"} 2"), "{a}");
         assert!(a.contains("d_count 7"), "{a}");
+    }
+
+    #[test]
+    fn a_committed_tally_counts_as_its_observations_would() {
+        let (direct, tallied) = (DurationHistogram::new([0.001, 0.01]), DurationHistogram::new([0.001, 0.01]));
+        let mut tally = tallied.tally();
+        for us in [1, 999, 1000, 1001, 20_000] {
+            direct.observe(Duration::from_micros(us));
+            tally.observe(Duration::from_micros(us));
+        }
+        assert_eq!(tallied.snapshot().1, 0, "nothing until committed");
+        tally.commit();
+        assert_eq!(tallied.snapshot(), direct.snapshot());
     }
 
     #[test]

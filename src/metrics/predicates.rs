@@ -13,7 +13,7 @@ use prometheus_client::metrics::histogram::exponential_buckets;
 use prometheus_client::registry::{Registry, Unit};
 
 use crate::engine::{Cancelled, Evaluator, RequestJob, Verdict};
-use crate::metrics::duration_histogram::DurationHistogram;
+use crate::metrics::duration_histogram::{DurationHistogram, Tally};
 use crate::metrics::PROFILE;
 use crate::policy::Plan;
 use crate::predicates::{Predicate, Reason};
@@ -139,24 +139,37 @@ impl PredicateMetrics {
     /// Runs a /filter job's predicates on the evaluator: on a sampled request, timing each
     /// predicate on each node into `plugin_execution_duration_seconds`.
     pub fn filter(&self, job: &RequestJob, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
-        if self.sampler.sample() {
-            job.filter_timed(evaluator, &|slot, reasons, took| self.observe(slot, reasons, took))
-        } else {
-            job.filter(evaluator)
+        if !self.sampler.sample() {
+            return job.filter(evaluator);
         }
+        // Each node keeps its own timings; they are tallied here, on one thread, and each
+        // histogram touched once per request.
+        let record = |timings: &mut Vec<(usize, usize, Duration)>, slot: usize, reasons: &[Reason], took| {
+            timings.push((slot, status_of(reasons), took));
+        };
+        let timed = job.filter_timed(evaluator, &record)?;
+        let mut tallies: Vec<Option<Tally>> = (0..self.slots.len() * STATUSES.len()).map(|_| None).collect();
+        for &(slot, status, took) in timed.iter().flat_map(|(_, timings)| timings) {
+            let Some(tally) = tallies.get_mut(slot * STATUSES.len() + status) else { continue };
+            if tally.is_none() {
+                *tally = self.histogram(slot, status).map(DurationHistogram::tally);
+            }
+            if let Some(t) = tally {
+                t.observe(took);
+            }
+        }
+        tallies.into_iter().flatten().for_each(Tally::commit);
+        Ok(timed.into_iter().map(|(verdict, _)| verdict).collect())
     }
 
-    /// One predicate (its plan slot) ran on one node of a sampled request, gave `reasons` and
-    /// took `took`.
-    fn observe(&self, slot: usize, reasons: &[Reason], took: Duration) {
-        let Some(s) = self.slots.get(slot) else { return };
-        let status = status_of(reasons);
-        let histogram = s.durations[status].get_or_init(|| {
-            let labels =
-                DurationLabels { plugin: s.plugin.clone(), extension_point: "Filter", status: STATUSES[status] };
+    /// The duration histogram of a predicate (its plan slot) and status, made on first use.
+    fn histogram(&self, slot: usize, status: usize) -> Option<&DurationHistogram> {
+        let s = self.slots.get(slot)?;
+        let label = *STATUSES.get(status)?;
+        Some(s.durations[status].get_or_init(|| {
+            let labels = DurationLabels { plugin: s.plugin.clone(), extension_point: "Filter", status: label };
             self.durations.get_or_create_owned(&labels)
-        });
-        histogram.observe(took);
+        }))
     }
 
     /// Counts a /filter request's evaluations and rejections from its verdicts, in one pass over
