@@ -32,17 +32,19 @@ pub fn breakdown(
     candidates: &[Candidate],
     cancel: &CancelFlag,
 ) -> Result<Vec<Vec<Option<i64>>>, Cancelled> {
-    let mut out = Vec::with_capacity(plan.priorities.len());
-    for weighted in &plan.priorities {
-        let scorer = weighted.priority.prepare(pod, view, candidates);
-        let raw = evaluator.map(candidates, cancel, |c| match c {
-            Candidate::Known(node, _) => Some(scorer.score(pod, node)),
-            Candidate::Unknown(_) => None,
-        })?;
-        let mut known: Vec<i64> = raw.iter().flatten().copied().collect();
+    let scorers: Vec<_> = plan.priorities.iter().map(|w| w.priority.prepare(pod, view, candidates)).collect();
+    // Every priority scores a node in the same task: one fork-join over the pool per request, not
+    // one per priority (at 100 nodes those were most of a /prioritize).
+    let raw: Vec<Option<Vec<i64>>> = evaluator.map(candidates, cancel, |c| match c {
+        Candidate::Known(node, _) => Some(scorers.iter().map(|s| s.score(pod, node)).collect()),
+        Candidate::Unknown(_) => None,
+    })?;
+    let mut out = Vec::with_capacity(scorers.len());
+    for (i, scorer) in scorers.iter().enumerate() {
+        let mut known: Vec<i64> = raw.iter().flatten().map(|scores| scores.get(i).copied().unwrap_or(0)).collect();
         scorer.normalize(&mut known);
         let mut known = known.into_iter();
-        out.push(raw.iter().map(|r| r.map(|_| clamp(known.next().unwrap_or(0)))).collect());
+        out.push(raw.iter().map(|r| r.as_ref().map(|_| clamp(known.next().unwrap_or(0)))).collect());
     }
     Ok(out)
 }
