@@ -33,21 +33,33 @@ pub fn breakdown(
     cancel: &CancelFlag,
 ) -> Result<Vec<Vec<Option<i64>>>, Cancelled> {
     let scorers: Vec<_> = plan.priorities.iter().map(|w| w.priority.prepare(pod, view, candidates)).collect();
-    // Every priority scores a node in the same task: one fork-join over the pool per request, not
-    // one per priority (at 100 nodes those were most of a /prioritize).
-    let raw: Vec<Option<Vec<i64>>> = evaluator.map(candidates, cancel, |c| match c {
-        Candidate::Known(node, _) => Some(scorers.iter().map(|s| s.score(pod, node)).collect()),
-        Candidate::Unknown(_) => None,
-    })?;
     let mut out = Vec::with_capacity(scorers.len());
-    for (i, scorer) in scorers.iter().enumerate() {
-        let mut known: Vec<i64> = raw.iter().flatten().map(|scores| scores.get(i).copied().unwrap_or(0)).collect();
-        scorer.normalize(&mut known);
-        let mut known = known.into_iter();
-        out.push(raw.iter().map(|r| r.as_ref().map(|_| clamp(known.next().unwrap_or(0)))).collect());
+    // Up to SCORED_TOGETHER priorities score a node in the same task: one fork-join over the pool
+    // per request (per group of them), not one per priority (at 100 nodes those were most of a
+    // /prioritize). The scores of a node stay on the stack.
+    for group in scorers.chunks(SCORED_TOGETHER) {
+        let raw: Vec<Option<[i64; SCORED_TOGETHER]>> = evaluator.map(candidates, cancel, |c| match c {
+            Candidate::Known(node, _) => {
+                let mut scores = [0; SCORED_TOGETHER];
+                for (slot, scorer) in scores.iter_mut().zip(group) {
+                    *slot = scorer.score(pod, node);
+                }
+                Some(scores)
+            }
+            Candidate::Unknown(_) => None,
+        })?;
+        for (i, scorer) in group.iter().enumerate() {
+            let mut known: Vec<i64> = raw.iter().flatten().map(|scores| scores[i]).collect();
+            scorer.normalize(&mut known);
+            let mut known = known.into_iter();
+            out.push(raw.iter().map(|r| r.as_ref().map(|_| clamp(known.next().unwrap_or(0)))).collect());
+        }
     }
     Ok(out)
 }
+
+/// How many priorities score a node in one task (the classic set has 14).
+const SCORED_TOGETHER: usize = 16;
 
 /// floor(sum(weight * score) / sum(weight)) per candidate; 0 for all without priorities.
 pub fn combine(plan: &Plan, scores: &[Vec<Option<i64>>], candidates: usize) -> Vec<i64> {
