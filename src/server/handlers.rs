@@ -34,10 +34,6 @@ impl Drop for CancelOnDrop {
     }
 }
 
-fn filter_error(status: StatusCode, message: &str) -> Response {
-    with_error_mark((status, Json(ExtenderFilterResult::error(message))).into_response())
-}
-
 /// Tells the metrics layer that this answer carries an error.
 pub(crate) fn with_error_mark(mut response: Response) -> Response {
     response.extensions_mut().insert(AnsweredWithError);
@@ -224,28 +220,49 @@ fn filter_on_pool(
     Ok(Answer { feasible: Some(feasible), ..Answer::json(StatusCode::OK, &result, false) })
 }
 
-pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+fn filter_error(status: StatusCode, message: &str) -> Answer {
+    Answer::json(status, &ExtenderFilterResult::error(message), true)
+}
+
+/// A verb's work on the pool: from the request body to its answer.
+type VerbWork = fn(&AppState, &[u8], &Subject, &CancelFlag, &Evaluator) -> Result<Answer, Cancelled>;
+
+/// A verb answered on the pool (/filter, /prioritize): its work from body to answer, its error
+/// answer, and the status of an error the pool did not answer (deadline, cancel).
+struct OnPool {
+    verb: &'static str,
+    work: VerbWork,
+    error: fn(StatusCode, &str) -> Answer,
+    unanswered: StatusCode,
+}
+
+/// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
+async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: OnPool) -> Response {
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => return filter_error(e.status, &format!("ExtenderArgs: {}", body_refused("filter", e).message)),
+        Err(e) => {
+            let e = body_refused(verb.verb, e);
+            return (verb.error)(e.status, &format!("ExtenderArgs: {}", e.message)).into_response();
+        }
     };
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
-    let request = PoolRequest { verb: "filter", subject: Arc::clone(&subject), cancel: &cancel };
-    let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let answer =
-        run_on_pool(&state, request, move |ev| filter_on_pool(&on_pool, &bytes, &pool_subject, &pool_cancel, ev)).await;
-    let (response, feasible) = match answer {
-        Ok(answer) => {
-            let feasible = answer.feasible;
-            (answer.into_response(), feasible)
-        }
-        Err(message) => (filter_error(StatusCode::OK, &message), None),
-    };
+    let request = PoolRequest { verb: verb.verb, subject: Arc::clone(&subject), cancel: &cancel };
+    let (on_pool, pool_subject, pool_cancel, work) =
+        (Arc::clone(&state), Arc::clone(&subject), cancel.clone(), verb.work);
+    let answer = run_on_pool(&state, request, move |ev| work(&on_pool, &bytes, &pool_subject, &pool_cancel, ev)).await;
+    let answer = answer.unwrap_or_else(|message| (verb.error)(verb.unanswered, &message));
     let (pod, nodes) = subject.get().unwrap_or_default();
     let elapsed_us = started.elapsed().as_micros() as u64;
-    tracing::info!(verb = "filter", pod, nodes, feasible, elapsed_us, "filtered");
-    response
+    tracing::info!(verb = verb.verb, pod, nodes, feasible = answer.feasible, elapsed_us, "answered");
+    answer.into_response()
+}
+
+/// `/filter`: an `ExtenderFilterResult`; errors in its `Error` field (200 when the request was
+/// valid but could not be evaluated in time).
+pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let verb = OnPool { verb: "filter", work: filter_on_pool, error: filter_error, unanswered: StatusCode::OK };
+    answer_on_pool(state, headers, body, verb).await
 }
 
 pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
@@ -290,9 +307,6 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     }
 }
 
-/// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no
-/// `Error` field, so a request that cannot be scored is answered with a non-200 status and
-/// `{"Error": ...}` (kube-scheduler then scores without this extender).
 /// A /prioritize from its body to its encoded answer, all on the pool. `HostPriorityList` has no
 /// `Error` field: an answer that is not a list is a non-200 status with `{"Error": ...}`.
 fn prioritize_on_pool(
@@ -331,25 +345,11 @@ fn prioritize_error(status: StatusCode, message: &str) -> Answer {
 /// `Error` field, so a request that cannot be scored is answered with a non-200 status and
 /// `{"Error": ...}` (kube-scheduler then scores without this extender).
 pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
-        Ok(b) => b,
-        Err(e) => {
-            let e = body_refused("prioritize", e);
-            return prioritize_error(e.status, &format!("ExtenderArgs: {}", e.message)).into_response();
-        }
+    let verb = OnPool {
+        verb: "prioritize",
+        work: prioritize_on_pool,
+        error: prioritize_error,
+        unanswered: StatusCode::SERVICE_UNAVAILABLE,
     };
-    let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
-    let request = PoolRequest { verb: "prioritize", subject: Arc::clone(&subject), cancel: &cancel };
-    let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let answer =
-        run_on_pool(&state, request, move |ev| prioritize_on_pool(&on_pool, &bytes, &pool_subject, &pool_cancel, ev))
-            .await;
-    let response = match answer {
-        Ok(answer) => answer.into_response(),
-        Err(message) => prioritize_error(StatusCode::SERVICE_UNAVAILABLE, &message).into_response(),
-    };
-    let (pod, nodes) = subject.get().unwrap_or_default();
-    tracing::info!(verb = "prioritize", pod, nodes, elapsed_us = started.elapsed().as_micros() as u64, "prioritized");
-    response
+    answer_on_pool(state, headers, body, verb).await
 }
