@@ -58,13 +58,8 @@ struct Prepared<'a> {
 
 /// Decodes `ExtenderArgs` and resolves the candidates, on the evaluator's pool (decoding and
 /// resolving run in parallel on it); `Err` is the status and message to answer.
-fn prepare<'a>(
-    state: &AppState,
-    verb: &str,
-    bytes: &'a [u8],
-    subject: &Subject,
-    cancel: &CancelFlag,
-) -> Result<Prepared<'a>, (StatusCode, String)> {
+fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (StatusCode, String)> {
+    let Incoming { state, bytes, subject, cancel } = *request;
     let args = ExtenderArgs::decode(bytes).map_err(|e| {
         tracing::info!(verb, error = %e, "rejected a malformed request");
         (StatusCode::BAD_REQUEST, e.to_string())
@@ -200,15 +195,10 @@ impl Answer {
 
 /// A /filter from its body to its encoded answer, all on the pool: decode, resolve, evaluate,
 /// encode.
-fn filter_on_pool(
-    state: &AppState,
-    bytes: &[u8],
-    subject: &Subject,
-    cancel: &CancelFlag,
-    ev: &Evaluator,
-) -> Result<Answer, Cancelled> {
+fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Cancelled> {
+    let state = request.state;
     let error = |status, message: &str| Answer::json(status, &ExtenderFilterResult::error(message), true);
-    let Prepared { pod_key, job, request_nodes } = match prepare(state, "filter", bytes, subject, cancel) {
+    let Prepared { pod_key, job, request_nodes } = match prepare(request, "filter") {
         Ok(p) => p,
         Err((status, message)) => return Ok(error(status, &message)),
     };
@@ -225,7 +215,17 @@ fn filter_error(status: StatusCode, message: &str) -> Answer {
 }
 
 /// A verb's work on the pool: from the request body to its answer.
-type VerbWork = fn(&AppState, &[u8], &Subject, &CancelFlag, &Evaluator) -> Result<Answer, Cancelled>;
+type VerbWork = fn(&Incoming<'_>, &Evaluator) -> Result<Answer, Cancelled>;
+
+/// A /filter or /prioritize request as its work on the pool gets it.
+#[derive(Clone, Copy)]
+struct Incoming<'a> {
+    state: &'a AppState,
+    bytes: &'a [u8],
+    /// Filled in once the body is decoded.
+    subject: &'a Subject,
+    cancel: &'a CancelFlag,
+}
 
 /// A verb answered on the pool (/filter, /prioritize): its work from body to answer, its error
 /// answer, and the status of an error the pool did not answer (deadline, cancel).
@@ -250,7 +250,11 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
     let request = PoolRequest { verb: verb.verb, subject: Arc::clone(&subject), cancel: &cancel };
     let (on_pool, pool_subject, pool_cancel, work) =
         (Arc::clone(&state), Arc::clone(&subject), cancel.clone(), verb.work);
-    let answer = run_on_pool(&state, request, move |ev| work(&on_pool, &bytes, &pool_subject, &pool_cancel, ev)).await;
+    let answer = run_on_pool(&state, request, move |ev| {
+        let request = Incoming { state: &on_pool, bytes: &bytes, subject: &pool_subject, cancel: &pool_cancel };
+        work(&request, ev)
+    })
+    .await;
     let answer = answer.unwrap_or_else(|message| (verb.error)(verb.unanswered, &message));
     let (pod, nodes) = subject.get().unwrap_or_default();
     let elapsed_us = started.elapsed().as_micros() as u64;
@@ -309,14 +313,8 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 
 /// A /prioritize from its body to its encoded answer, all on the pool. `HostPriorityList` has no
 /// `Error` field: an answer that is not a list is a non-200 status with `{"Error": ...}`.
-fn prioritize_on_pool(
-    state: &AppState,
-    bytes: &[u8],
-    subject: &Subject,
-    cancel: &CancelFlag,
-    ev: &Evaluator,
-) -> Result<Answer, Cancelled> {
-    let Prepared { job, .. } = match prepare(state, "prioritize", bytes, subject, cancel) {
+fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Cancelled> {
+    let Prepared { job, .. } = match prepare(request, "prioritize") {
         Ok(p) => p,
         // 200 is reserved for a HostPriorityList: "not synced yet" is a 503 here.
         Err((StatusCode::OK, message)) => return Ok(prioritize_error(StatusCode::SERVICE_UNAVAILABLE, &message)),
