@@ -26,7 +26,8 @@ pub struct Cli {
 pub enum Command {
     /// Serve the extender verbs (/filter, /bind) and the admin endpoints (/healthz, /readyz).
     Serve(ServeArgs),
-    /// Explain why a pod fits each node or not: every predicate's verdict, and the scores.
+    /// Explain why a pod fits each node or not: the summary, the failing nodes by reason, the
+    /// best-scored nodes and hints; every predicate on chosen nodes (--node) or all (--all).
     Explain(crate::explain::cli::ExplainArgs),
     /// Write a synthetic cluster snapshot, a pending pod or a /filter request, for measurements.
     GenCluster(crate::gen_cluster::GenClusterArgs),

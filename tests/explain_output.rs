@@ -50,10 +50,16 @@ fn args(pod: &str, extra: &[&str]) -> Vec<String> {
     a
 }
 
+// The full report is `--all` now (the default is the overview below); its fixtures are unchanged.
 #[test]
 fn double_pass_where_no_node_fits_table() {
     // n1: affinity to the nominated db holds in pass 1 only; n2 tainted; n3 full.
-    check("needs-db.txt", &explain(&args("pod-needs-db.yaml", &[])));
+    check("needs-db.txt", &explain(&args("pod-needs-db.yaml", &["--all"])));
+}
+
+#[test]
+fn double_pass_where_no_node_fits_overview() {
+    check("needs-db-overview.txt", &explain(&args("pod-needs-db.yaml", &[])));
 }
 
 #[test]
@@ -63,7 +69,27 @@ fn double_pass_where_no_node_fits_json() {
 
 #[test]
 fn feasible_nodes_with_scores_table() {
-    check("small.txt", &explain(&args("pod-small.yaml", &[])));
+    check("small.txt", &explain(&args("pod-small.yaml", &["--all"])));
+}
+
+#[test]
+fn feasible_nodes_with_scores_overview() {
+    let got = explain(&args("pod-small.yaml", &[]));
+    check("small-overview.txt", &got);
+    assert!(got.starts_with("1/3 nodes are available: "), "the summary line first:\n{got}");
+}
+
+#[test]
+fn named_nodes_in_full_with_the_clusters_summary_and_ranking() {
+    // n1 fits (rank 1 of 1), n3 does not: both are shown with every predicate, both passes.
+    let got = explain(&args("pod-small.yaml", &["--node", "n3", "--node", "n1"]));
+    check("small-nodes-n1-n3.txt", &got);
+    let json = explain(&args("pod-small.yaml", &["--node", "n3", "--format", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["nodes"].as_array().map(Vec::len), Some(1), "only the named node in full");
+    assert_eq!(v["nodes"][0]["node"], "n3");
+    assert_eq!(v["feasible"], serde_json::json!(["n1"]), "the cluster's feasible nodes");
+    assert!(v["summary"].as_str().unwrap().starts_with("1/3 nodes are available"));
 }
 
 #[test]
@@ -85,6 +111,37 @@ fn default_policy_on_the_demo_for_one_node() {
         a
     };
     check("demo-node-b2.txt", &explain(&demo(&["--node", "node-b2"])));
+    // --top ranks more or fewer of the feasible nodes (the demo has two: node-b1, node-b3).
+    let top1 = explain(&demo(&["--top", "1"]));
+    assert!(top1.contains("Top 1 of 2 feasible nodes"), "{top1}");
+    let ranked =
+        |out: &str| out.lines().filter(|l| l.starts_with(|c: char| c.is_ascii_digit()) && l.contains("node-")).count();
+    assert_eq!(ranked(&top1), 1, "{top1}");
+    assert_eq!(ranked(&explain(&demo(&[]))), 2);
+}
+
+#[test]
+fn flags_that_would_be_ignored_are_refused() {
+    let demo = |extra: &[&str]| {
+        let mut a: Vec<String> = vec!["explain".into(), "--demo".into(), "--pod".into()];
+        a.push(root().join("examples/demo/pod-web-2.yaml").display().to_string());
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    for (extra, want) in [
+        (vec!["--all", "--node", "node-b1"], "--all and --node do not go together"),
+        (vec!["--all", "--top", "3"], "--all and --top do not go together"),
+        (vec!["--top", "3", "--format", "json"], "--top is for the table"),
+        (vec!["--all", "--format", "json"], "--all is for the table"),
+    ] {
+        let out = Command::new(BIN).current_dir(root()).args(demo(&extra)).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with(&format!("predicate-extender: {want}")), "{extra:?}: {stderr}");
+    }
+    let out = Command::new(BIN).current_dir(root()).args(demo(&["--top", "0"])).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--top <N>"), "clap names the flag");
 }
 
 /// The README's explain example, replayed with the real binary (its stdout is a pipe, so no

@@ -5,14 +5,15 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::cli::ClusterArgs;
-use crate::explain::table::{render_table, Style};
+use crate::explain::table::Style;
+use crate::explain::view::View;
 use crate::explain::{explain, ExplainError, ExplainRequest};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExplainFormat {
-    /// An aligned table, coloured on a terminal (not with NO_COLOR).
+    /// Aligned tables, coloured on a terminal (not with NO_COLOR).
     Table,
-    /// The report as JSON (docs/explain-json.md).
+    /// The whole report as JSON (docs/explain-json.md).
     Json,
 }
 
@@ -29,9 +30,18 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
-    /// Explain this node only.
-    #[arg(long, value_name = "NAME")]
-    pub node: Option<String>,
+    /// Show every predicate on this node, both passes (repeatable). The summary and the ranking
+    /// still cover the whole cluster; in JSON, `nodes` keeps only these.
+    #[arg(long = "node", value_name = "NAME")]
+    pub nodes: Vec<String>,
+
+    /// How many of the feasible nodes the ranking shows, best first [default: 10].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub top: Option<u32>,
+
+    /// Print the full report: every predicate on every node, and a score column per feasible node.
+    #[arg(long)]
+    pub all: bool,
 
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
@@ -42,15 +52,25 @@ impl ExplainArgs {
     /// The request; `Err` when no cluster source is given or found.
     pub fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
         let source = self.cluster.choice().map_err(ExplainError::Live)?;
-        Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), node: self.node.clone() })
+        Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), nodes: self.view().nodes })
     }
+
+    fn view(&self) -> View {
+        View { nodes: self.nodes.clone(), top: self.top.map(|n| n as usize), all: self.all }
+    }
+}
+
+fn flag(name: &str) -> String {
+    format!("--{name}")
 }
 
 /// What `explain` prints on stdout.
 pub fn output(args: &ExplainArgs, style: Style) -> Result<String, ExplainError> {
+    let view = args.view();
+    view.check(args.format == ExplainFormat::Json, &flag).map_err(ExplainError::Flags)?;
     let report = explain(&args.to_request()?)?;
     Ok(match args.format {
-        ExplainFormat::Table => render_table(&report, style),
+        ExplainFormat::Table => view.render(&report, style, &flag),
         ExplainFormat::Json => {
             let mut text = serde_json::to_string_pretty(&report).unwrap_or_default();
             text.push('\n');

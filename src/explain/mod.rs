@@ -1,25 +1,37 @@
-//! `predicate-extender explain`: runs the engine on one pod with `alwaysCheckAllPredicates` on and
-//! reports, per node, every predicate's verdict and reason (both passes of the nominated-pod double
-//! pass where there are two), kube-scheduler's summary line, and the score table of the feasible
-//! nodes. The engine does all the work (`double_pass`, `run_predicates_observed`,
-//! `prioritize::breakdown`); this module only collects and prints.
+//! `predicate-extender explain` (and `POST <urlPrefix>/explain`): runs the engine on one pod with
+//! `alwaysCheckAllPredicates` on over every node and reports, per node, every predicate's verdict
+//! and reason (both passes of the nominated-pod double pass where there are two), kube-scheduler's
+//! summary line, the failing nodes grouped by reason, hints where the data says what would change
+//! the answer, and the scores of the feasible nodes. The engine does all the work (`double_pass`,
+//! `run_predicates_observed`, `prioritize::breakdown` and `combine`); this module only collects
+//! and prints.
 //!
 //! - `source.rs`: where the cluster comes from ([`ExplainSource`] → `Snapshot`) and the pod file;
-//! - `report.rs`: the [`Report`], which is also the `--format json` output;
+//! - `report.rs`: the [`Report`], which is also the JSON output;
 //! - `summary.rs`: the "0/6 nodes are available: ..." line;
-//! - `table.rs`: the aligned, optionally coloured, table.
+//! - `failures.rs`: the failing nodes grouped by predicate and reason;
+//! - `node_facts.rs`, `hints.rs`: what would change the answer;
+//! - `view.rs`: which of the report a person sees (overview, `--node`, `--all`), as a table;
+//! - `overview.rs`: the default table, sized for a large cluster;
+//! - `table.rs`: the aligned, optionally coloured, table and the full report (`--all`).
 
 pub mod cli;
+pub mod failures;
+pub mod hints;
+pub mod node_facts;
+pub mod overview;
 pub mod report;
 pub mod source;
 pub mod summary;
 pub mod table;
+pub mod view;
 
 use std::path::PathBuf;
 
 pub use report::Report;
 pub use source::ExplainSource;
 
+use crate::engine::{CancelFlag, Evaluator};
 use crate::policy::{load_policy, Plan};
 
 /// Why `explain` could not run. Each message names the flag or file at fault.
@@ -43,6 +55,12 @@ pub enum ExplainError {
     /// The evaluator could not start.
     #[error("cannot start the node evaluator: {0}")]
     Evaluator(String),
+    /// The evaluation was cancelled (the server's request deadline).
+    #[error(transparent)]
+    Cancelled(#[from] crate::engine::Cancelled),
+    /// Flags that do not go together.
+    #[error("{0}")]
+    Flags(String),
 }
 
 /// What to explain, and against what.
@@ -51,11 +69,11 @@ pub struct ExplainRequest {
     pub pod_file: PathBuf,
     pub source: ExplainSource,
     pub policy: Option<PathBuf>,
-    /// Only this node, when set.
-    pub node: Option<String>,
+    /// The nodes the report keeps in full (`--node`); every node when empty.
+    pub nodes: Vec<String>,
 }
 
-/// Loads the pod, the cluster and the plan, and explains the pod on every node (or `--node`).
+/// Loads the pod, the cluster and the plan, and explains the pod on every node.
 pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
     let pod = source::load_pod(&request.pod_file)?;
     let mut snapshot = source::load_snapshot(&request.source)?;
@@ -66,5 +84,7 @@ pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
         Some(path) => load_policy(path)?,
         None => Plan::default_plan(),
     };
-    report::build(&plan, pod, &snapshot, request.node.as_deref())
+    let workers = std::thread::available_parallelism().map_or(4, usize::from);
+    let evaluator = Evaluator::new(workers).map_err(|e| ExplainError::Evaluator(e.to_string()))?;
+    report::build(&plan, pod, &snapshot, &request.nodes, &evaluator, &CancelFlag::new())
 }

@@ -1,5 +1,7 @@
-//! The explanation of one pod: what the table prints, and, serialised, the `--format json` output
-//! (documented in `docs/explain-json.md`; field names and meanings are stable).
+//! The explanation of one pod: what the tables print, and, serialised, the `--format json` output
+//! (documented in `docs/explain-json.md`; field names and meanings are stable, fields are only
+//! added). Every node of the cluster is evaluated, so the summary, the failure groups, the hints
+//! and the ranking are the cluster's even when only some nodes are shown in full (`--node`).
 
 use std::sync::Arc;
 
@@ -10,6 +12,9 @@ use crate::cluster::{NodeInfo, PodInfo, Snapshot};
 use crate::engine::fits::{double_pass, nominated_to_add, run_predicates_observed, Passes};
 use crate::engine::prioritize::{breakdown, combine};
 use crate::engine::{CancelFlag, Candidate, ClusterView, Evaluator, PodContext};
+use crate::explain::failures::{group, FailureGroup};
+use crate::explain::hints::{hints, Hint};
+use crate::explain::node_facts::NodeFacts;
 use crate::explain::summary::summary_line;
 use crate::explain::ExplainError;
 use crate::policy::Plan;
@@ -22,14 +27,18 @@ pub struct Report {
     pub pod: String,
     /// The plan's predicates, in the order they run.
     pub predicates: Vec<String>,
-    /// One entry per node, by name.
+    /// One entry per node, by name; only the nodes asked for in full when some were (`--node`).
     pub nodes: Vec<NodeReport>,
-    /// The nodes the pod fits, by name.
+    /// The nodes of the cluster the pod fits, by name.
     pub feasible: Vec<String>,
     /// kube-scheduler's summary: `0/6 nodes are available: 2 Insufficient cpu, ....`
     pub summary: String,
     /// The priorities' scores of the feasible nodes; `null` when the plan has no priorities.
     pub scores: Option<Scores>,
+    /// The failing nodes grouped by the predicate and reason that decided them, largest first.
+    pub failures: Vec<FailureGroup>,
+    /// What would change the answer, for the largest groups where the data says it.
+    pub hints: Vec<Hint>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -78,6 +87,9 @@ pub struct NodeScores {
     pub node: String,
     /// What `/prioritize` answers: floor(sum(weighted) / sum(weight)), 0..10.
     pub score: i64,
+    /// 1 for the best: the highest score; on equal scores, the larger sum of `weighted` (the score
+    /// before the floor), then the name.
+    pub rank: usize,
     /// Per priority, in the order of `priorities`.
     pub priorities: Vec<PriorityScore>,
 }
@@ -92,10 +104,20 @@ pub struct PriorityScore {
     pub weighted: i64,
 }
 
-/// One pass: the verdict of each predicate that ran, and all its reasons.
+/// One pass: the verdict of each predicate that ran, all its reasons, and, when it failed, what
+/// the hints need of the node as this pass saw it.
 struct Pass {
     verdicts: Vec<PredicateVerdict>,
     reasons: Vec<Reason>,
+    facts: NodeFacts,
+}
+
+/// A node as `build` evaluated it: the node, its report, and the facts of the deciding pass.
+#[derive(Debug, Clone)]
+pub struct EvaluatedNode {
+    pub node: NodeInfo,
+    pub report: NodeReport,
+    pub facts: NodeFacts,
 }
 
 fn messages(reasons: &[Reason]) -> Vec<String> {
@@ -103,7 +125,7 @@ fn messages(reasons: &[Reason]) -> Vec<String> {
 }
 
 /// Runs every predicate of `plan` on `node` through the engine's double pass, recording each.
-fn explain_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> NodeReport {
+fn explain_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> EvaluatedNode {
     let run = |ctx: &PodContext, node: &NodeInfo| {
         let mut reasons = Vec::new();
         let mut verdicts = Vec::new();
@@ -114,78 +136,97 @@ fn explain_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc
                 reasons: messages(r),
             })
         });
-        Pass { verdicts, reasons }
+        let facts = if reasons.is_empty() { NodeFacts::default() } else { NodeFacts::of(ctx, node) };
+        Pass { verdicts, reasons, facts }
     };
     let passes = double_pass(pod, node, nominated, run, |p| p.reasons.is_empty());
     let nominated_pods = match &passes {
         Passes::Single(_) => Vec::new(),
         Passes::Double { .. } => nominated_to_add(pod, nominated).map(|p| p.pod.key()).collect(),
     };
-    let (pass1, pass2, deciding) = match passes {
-        Passes::Single(p) => (p.verdicts, None, p.reasons),
-        Passes::Double { with_nominated, without: None } => (with_nominated.verdicts, None, with_nominated.reasons),
+    let (pass1, pass2, deciding, facts) = match passes {
+        Passes::Single(p) => (p.verdicts, None, p.reasons, p.facts),
+        Passes::Double { with_nominated, without: None } => {
+            (with_nominated.verdicts, None, with_nominated.reasons, with_nominated.facts)
+        }
         Passes::Double { with_nominated, without: Some(without) } => {
-            (with_nominated.verdicts, Some(without.verdicts), without.reasons)
+            (with_nominated.verdicts, Some(without.verdicts), without.reasons, without.facts)
         }
     };
-    NodeReport {
+    let report = NodeReport {
         node: node.name().to_string(),
         fits: deciding.is_empty(),
         reasons: messages(&deciding),
         nominated_pods,
         pass1,
         pass2,
-    }
+    };
+    EvaluatedNode { node: node.clone(), report, facts }
 }
 
-/// Explains `pod` on every node of the snapshot (or only `only`), with `alwaysCheckAllPredicates`
-/// on, and scores the feasible nodes.
-pub fn build(plan: &Plan, pod: Pod, snapshot: &Snapshot, only: Option<&str>) -> Result<Report, ExplainError> {
-    let plan = Plan { always_check_all: true, ..plan.clone() };
-    let mut names: Vec<String> = snapshot.node_names().into_iter().map(str::to_string).collect();
-    names.sort();
-    if let Some(only) = only {
-        if !snapshot.has_node(only) {
-            return Err(ExplainError::UnknownNode(only.to_string()));
-        }
-        names = vec![only.to_string()];
+/// Explains `pod` on every node of the snapshot, with `alwaysCheckAllPredicates` on, groups the
+/// failures, looks for hints and scores the feasible nodes, on `evaluator`. `detail` names the
+/// nodes `nodes` keeps (all of them when empty); each must exist.
+pub fn build(
+    plan: &Plan,
+    pod: Pod,
+    snapshot: &Snapshot,
+    detail: &[String],
+    evaluator: &Evaluator,
+    cancel: &CancelFlag,
+) -> Result<Report, ExplainError> {
+    if let Some(unknown) = detail.iter().find(|n| !snapshot.has_node(n)) {
+        return Err(ExplainError::UnknownNode(unknown.clone()));
     }
+    let plan = Plan { always_check_all: true, ..plan.clone() };
+    let names: Vec<String> = snapshot.node_names().into_iter().map(str::to_string).collect();
     let candidates: Vec<Candidate> = names.into_iter().map(|n| Candidate::by_name(snapshot, n)).collect();
     let view = ClusterView::of(snapshot);
-    let evaluator = Evaluator::new(4).map_err(|e| ExplainError::Evaluator(e.to_string()))?;
-    let cancel = CancelFlag::new();
-    let cancelled = || ExplainError::Evaluator("the evaluation was cancelled".to_string());
 
     let ctx = PodContext::for_request(pod.clone(), &view, &plan);
-    let nodes: Vec<NodeReport> = evaluator
-        .map(&candidates, &cancel, |c| match c {
-            Candidate::Known(node, nominated) => Some(explain_node(&plan, &ctx, node, nominated)),
-            Candidate::Unknown(_) => None,
-        })
-        .map_err(|_| cancelled())?
-        .into_iter()
-        .flatten()
-        .collect();
-    let feasible: Vec<String> = nodes.iter().filter(|n| n.fits).map(|n| n.node.clone()).collect();
-    let summary = summary_line(&nodes);
+    let results = evaluator.map(&candidates, cancel, |c| match c {
+        Candidate::Known(node, nominated) => Some(explain_node(&plan, &ctx, node, nominated)),
+        Candidate::Unknown(_) => None,
+    })?;
+    let mut evaluated: Vec<EvaluatedNode> = Vec::with_capacity(results.len());
+    let mut feasible_candidates: Vec<Candidate> = Vec::new();
+    for (candidate, result) in candidates.into_iter().zip(results) {
+        let Some(e) = result else { continue };
+        if e.report.fits {
+            feasible_candidates.push(candidate);
+        }
+        evaluated.push(e);
+    }
+    let feasible: Vec<String> = feasible_candidates.iter().map(|c| c.name().to_string()).collect();
+    let summary = summary_line(evaluated.iter().map(|e| &e.report));
+    let failures = group(evaluated.iter().map(|e| &e.report));
+    let hints = hints(&ctx, &evaluated, &failures);
 
     let scores = if plan.priorities.is_empty() {
         None
     } else {
-        let feasible_candidates: Vec<Candidate> =
-            candidates.into_iter().filter(|c| feasible.iter().any(|f| f == c.name())).collect();
         // Scored as `/prioritize` scores: the pod alone, with the volume objects.
         let mut scoring = PodContext::new(pod.clone());
         scoring.volumes = snapshot.volumes().clone();
-        let per_priority =
-            breakdown(&evaluator, &plan, &scoring, &view, &feasible_candidates, &cancel).map_err(|_| cancelled())?;
+        let per_priority = breakdown(evaluator, &plan, &scoring, &view, &feasible_candidates, cancel)?;
         let combined = combine(&plan, &per_priority, feasible_candidates.len());
+        let sums: Vec<i64> = (0..feasible_candidates.len())
+            .map(|i| {
+                plan.priorities
+                    .iter()
+                    .zip(&per_priority)
+                    .map(|(w, s)| w.weight * s.get(i).copied().flatten().unwrap_or(0))
+                    .sum()
+            })
+            .collect();
+        let ranks = ranks(&combined, &sums);
         let nodes = feasible_candidates
             .iter()
             .enumerate()
             .map(|(i, c)| NodeScores {
                 node: c.name().to_string(),
                 score: combined[i],
+                rank: ranks[i],
                 priorities: plan
                     .priorities
                     .iter()
@@ -205,6 +246,8 @@ pub fn build(plan: &Plan, pod: Pod, snapshot: &Snapshot, only: Option<&str>) -> 
         Some(Scores { priorities, nodes })
     };
 
+    let nodes =
+        evaluated.into_iter().map(|e| e.report).filter(|n| detail.is_empty() || detail.contains(&n.node)).collect();
     Ok(Report {
         pod: pod.key(),
         predicates: plan.predicates.iter().map(|p| p.name().to_string()).collect(),
@@ -212,7 +255,21 @@ pub fn build(plan: &Plan, pod: Pod, snapshot: &Snapshot, only: Option<&str>) -> 
         feasible,
         summary,
         scores,
+        failures,
+        hints,
     })
+}
+
+/// The rank of each candidate (in name order) by score, then by the weighted sum before the floor,
+/// then by name: 1 for the best.
+fn ranks(scores: &[i64], sums: &[i64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| scores[b].cmp(&scores[a]).then(sums[b].cmp(&sums[a])).then(a.cmp(&b)));
+    let mut ranks = vec![0; scores.len()];
+    for (rank, i) in order.into_iter().enumerate() {
+        ranks[i] = rank + 1;
+    }
+    ranks
 }
 
 #[cfg(test)]
@@ -225,12 +282,17 @@ mod tests {
         Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), ..Plan::default() }
     }
 
+    fn run(plan: &Plan, pod: Pod, snapshot: &Snapshot, detail: &[&str]) -> Result<Report, ExplainError> {
+        let detail: Vec<String> = detail.iter().map(|n| n.to_string()).collect();
+        build(plan, pod, snapshot, &detail, &Evaluator::new(2).unwrap(), &CancelFlag::new())
+    }
+
     #[test]
     fn every_predicate_is_reported_even_after_a_failure() {
         let snapshot =
             Snapshot::build([NodeBuilder::new("n1").unschedulable().taint("a", "", "NoSchedule").build()], []);
         let plan = plan(&[Kind::CheckNodeUnschedulable, Kind::PodToleratesNodeTaints, Kind::CheckNodeCondition]);
-        let report = build(&plan, PodBuilder::new("p").build(), &snapshot, None).unwrap();
+        let report = run(&plan, PodBuilder::new("p").build(), &snapshot, &[]).unwrap();
         let n = &report.nodes[0];
         let verdicts: Vec<_> = n.pass1.iter().map(|v| (v.predicate.as_str(), v.fits)).collect();
         assert_eq!(
@@ -252,22 +314,56 @@ mod tests {
         let vip = PodBuilder::new("vip").nominated("n1").priority(10).req(&[("cpu", "1")]).build();
         let snapshot = Snapshot::build(nodes, [vip]);
         let plan = plan(&[Kind::PodFitsResources]);
-        let fits = build(&plan, PodBuilder::new("p").req(&[("cpu", "1")]).build(), &snapshot, None).unwrap();
+        let fits = run(&plan, PodBuilder::new("p").req(&[("cpu", "1")]).build(), &snapshot, &[]).unwrap();
         let n = &fits.nodes[0];
         assert_eq!(n.nominated_pods, ["default/vip"]);
         assert!(n.fits && n.pass2.is_some());
-        let big = build(&plan, PodBuilder::new("p").req(&[("cpu", "1500m")]).build(), &snapshot, None).unwrap();
+        let big = run(&plan, PodBuilder::new("p").req(&[("cpu", "1500m")]).build(), &snapshot, &[]).unwrap();
         let n = &big.nodes[0];
         assert!(!n.fits && n.pass2.is_none(), "pass 1 failed: no pass 2");
         assert_eq!(n.reasons, ["Insufficient cpu"]);
     }
 
     #[test]
-    fn only_one_node_when_asked() {
-        let snapshot = Snapshot::build([NodeBuilder::new("a").build(), NodeBuilder::new("b").build()], []);
-        let report = build(&plan(&[]), PodBuilder::new("p").build(), &snapshot, Some("b")).unwrap();
-        assert_eq!(report.feasible, ["b"]);
-        let e = build(&plan(&[]), PodBuilder::new("p").build(), &snapshot, Some("z")).unwrap_err();
+    fn named_nodes_are_kept_in_full_while_the_rest_still_counts() {
+        let snapshot = Snapshot::build(
+            [
+                NodeBuilder::new("a").build(),
+                NodeBuilder::new("b").build(),
+                NodeBuilder::new("c").unschedulable().build(),
+            ],
+            [],
+        );
+        let plan = plan(&[Kind::CheckNodeUnschedulable]);
+        let report = run(&plan, PodBuilder::new("p").build(), &snapshot, &["b"]).unwrap();
+        let kept: Vec<&str> = report.nodes.iter().map(|n| n.node.as_str()).collect();
+        assert_eq!(kept, ["b"]);
+        assert_eq!(report.feasible, ["a", "b"], "the cluster's feasible nodes, not only the named ones");
+        assert_eq!(report.summary, "2/3 nodes are available: 1 node(s) were unschedulable.");
+        assert_eq!(report.failures.len(), 1);
+        let e = run(&plan, PodBuilder::new("p").build(), &snapshot, &["b", "z"]).unwrap_err();
         assert_eq!(e.to_string(), "--node z: the cluster has no such node");
+    }
+
+    #[test]
+    fn feasible_nodes_are_ranked_by_score_then_name() {
+        assert_eq!(ranks(&[5, 9, 5, 10, 0], &[50, 90, 50, 100, 0]), [3, 2, 4, 1, 5]);
+        assert_eq!(ranks(&[5, 5, 5], &[50, 59, 50]), [2, 1, 3], "equal scores: the larger sum, then the name");
+        assert_eq!(ranks(&[], &[]), Vec::<usize>::new());
+        // LeastRequested: the emptier node scores higher, so it ranks first whatever its name.
+        let snapshot = Snapshot::build(
+            [NodeBuilder::new("a").build(), NodeBuilder::new("b").build()],
+            [PodBuilder::new("busy").node("a").req(&[("cpu", "3"), ("memory", "12Gi")]).build()],
+        );
+        let mut plan = plan(&[]);
+        plan.priorities = Plan::default_plan()
+            .priorities
+            .into_iter()
+            .filter(|w| w.priority.name() == "LeastRequestedPriority")
+            .collect();
+        let report = run(&plan, PodBuilder::new("p").req(&[("cpu", "100m")]).build(), &snapshot, &[]).unwrap();
+        let scores = report.scores.unwrap();
+        let ranked: Vec<(&str, usize)> = scores.nodes.iter().map(|n| (n.node.as_str(), n.rank)).collect();
+        assert_eq!(ranked, [("a", 2), ("b", 1)]);
     }
 }

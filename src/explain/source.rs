@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::source::kube::list_once;
-use crate::cluster::source::{demo::demo_objects, load_file};
+use crate::cluster::source::{demo::demo_objects, load_file, Objects};
 use crate::cluster::Snapshot;
 use crate::explain::ExplainError;
 
@@ -31,13 +31,17 @@ pub fn load_snapshot(source: &ExplainSource) -> Result<Snapshot, ExplainError> {
 /// it), read by the same decoder as cluster files.
 pub fn load_pod(path: &Path) -> Result<Pod, ExplainError> {
     let file = path.display().to_string();
-    let objects = load_file(path)?;
+    single_pod(load_file(path)?).map_err(|message| ExplainError::Pod { file, message: message.to_string() })
+}
+
+/// The one Pod of what was read (a file, a request body); `Err` says what is wrong with it.
+pub fn single_pod(objects: Objects) -> Result<Pod, &'static str> {
     let others = objects.nodes.len() + objects.others.len() + objects.skipped.values().sum::<usize>();
     let mut pods = objects.pods;
     match (pods.pop(), pods.is_empty(), others) {
         (Some(pod), true, 0) => Ok(pod),
-        (None, _, _) => Err(ExplainError::Pod { file, message: "holds no Pod (kind: Pod)".to_string() }),
-        _ => Err(ExplainError::Pod { file, message: "must hold exactly one object, a Pod".to_string() }),
+        (None, _, _) => Err("holds no Pod (kind: Pod)"),
+        _ => Err("must hold exactly one object, a Pod"),
     }
 }
 

@@ -8,10 +8,14 @@ use std::collections::BTreeMap;
 
 use crate::explain::report::NodeReport;
 
-pub fn summary_line(nodes: &[NodeReport]) -> String {
-    let feasible = nodes.iter().filter(|n| n.fits).count();
+pub fn summary_line<'a>(nodes: impl IntoIterator<Item = &'a NodeReport>) -> String {
+    let (mut feasible, mut total) = (0, 0);
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for node in nodes.iter().filter(|n| !n.fits) {
+    for node in nodes {
+        total += 1;
+        if node.fits {
+            feasible += 1;
+        }
         for reason in &node.reasons {
             *counts.entry(reason.as_str()).or_default() += 1;
         }
@@ -19,7 +23,7 @@ pub fn summary_line(nodes: &[NodeReport]) -> String {
     let mut histogram: Vec<String> = counts.into_iter().map(|(reason, n)| format!("{n} {reason}")).collect();
     // As upstream: the whole "<count> <reason>" strings are sorted, so "10 ..." sorts before "2 ...".
     histogram.sort();
-    let head = format!("{feasible}/{} nodes are available", nodes.len());
+    let head = format!("{feasible}/{total} nodes are available");
     if histogram.is_empty() {
         format!("{head}.")
     } else {

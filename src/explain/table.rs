@@ -1,4 +1,5 @@
-//! The report as an aligned table for a terminal, coloured when asked (`--format table`).
+//! The report as an aligned table for a terminal, coloured when asked: the table machinery, and
+//! the full report (`--all`: every predicate on every node, and a score column per feasible node).
 
 use crate::explain::report::{NodeReport, PredicateVerdict, Report, Scores};
 
@@ -16,7 +17,7 @@ impl Style {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Paint {
+pub(crate) enum Paint {
     Plain,
     Bold,
     Green,
@@ -36,7 +37,7 @@ impl Paint {
     }
 }
 
-fn paint(style: Style, p: Paint, text: &str) -> String {
+pub(crate) fn paint(style: Style, p: Paint, text: &str) -> String {
     if !style.colour || p == Paint::Plain || text.is_empty() {
         text.to_string()
     } else {
@@ -45,20 +46,20 @@ fn paint(style: Style, p: Paint, text: &str) -> String {
 }
 
 #[derive(Debug, Clone)]
-struct Cell {
+pub(crate) struct Cell {
     text: String,
     paint: Paint,
 }
 
-fn cell(text: impl Into<String>, paint: Paint) -> Cell {
+pub(crate) fn cell(text: impl Into<String>, paint: Paint) -> Cell {
     Cell { text: text.into(), paint }
 }
 
-fn plain(text: impl Into<String>) -> Cell {
+pub(crate) fn plain(text: impl Into<String>) -> Cell {
     cell(text, Paint::Plain)
 }
 
-enum Row {
+pub(crate) enum Row {
     Cells(Vec<Cell>),
     /// A line of its own, indented to the column `indent`.
     Note {
@@ -68,7 +69,7 @@ enum Row {
 }
 
 /// Aligns cells in columns two spaces apart; trailing spaces are trimmed.
-fn render(style: Style, rows: &[Row], out: &mut String) {
+pub(crate) fn render(style: Style, rows: &[Row], out: &mut String) {
     let mut widths: Vec<usize> = Vec::new();
     for row in rows {
         if let Row::Cells(cells) = row {
@@ -117,7 +118,7 @@ fn same(a: &PredicateVerdict, b: &PredicateVerdict) -> bool {
     a.fits == b.fits && a.reasons == b.reasons
 }
 
-fn node_rows(node: &NodeReport, rows: &mut Vec<Row>) {
+pub(crate) fn node_rows(node: &NodeReport, rows: &mut Vec<Row>) {
     let mut first = true;
     let mut push = |rows: &mut Vec<Row>, predicate: &str, pass: &str, v: &PredicateVerdict| {
         let (name, fits) = if first {
@@ -179,7 +180,19 @@ fn score_rows(scores: &Scores, rows: &mut Vec<Row>) {
     rows.push(Row::Cells(total));
 }
 
-/// The whole table.
+/// Every predicate's verdict on each node of the report, one row each.
+pub(crate) fn render_node_detail(report: &Report, style: Style, out: &mut String) {
+    let mut rows = vec![Row::Cells(
+        ["NODE", "FITS", "PREDICATE", "PASS", "VERDICT", "REASON"].iter().map(|h| cell(*h, Paint::Bold)).collect(),
+    )];
+    for node in &report.nodes {
+        node_rows(node, &mut rows);
+    }
+    render(style, &rows, out);
+}
+
+/// The full report (`--all`): every predicate on every node, the summary, and the scores with a
+/// column per feasible node.
 pub fn render_table(report: &Report, style: Style) -> String {
     let mut out = String::new();
     out.push_str(&format!(
@@ -187,13 +200,7 @@ pub fn render_table(report: &Report, style: Style) -> String {
         report.pod,
         report.nodes.len()
     ));
-    let mut rows = vec![Row::Cells(
-        ["NODE", "FITS", "PREDICATE", "PASS", "VERDICT", "REASON"].iter().map(|h| cell(*h, Paint::Bold)).collect(),
-    )];
-    for node in &report.nodes {
-        node_rows(node, &mut rows);
-    }
-    render(style, &rows, &mut out);
+    render_node_detail(report, style, &mut out);
     out.push('\n');
     out.push_str(&paint(style, Paint::Bold, &report.summary));
     out.push('\n');

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod body;
+pub mod explain_handler;
 pub mod filter_result;
 pub mod handlers;
 pub mod listener;
@@ -156,6 +157,7 @@ pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
         .route(&format!("{prefix}/prioritize"), post(handlers::prioritize))
         .route(&format!("{prefix}/bind"), post(handlers::bind))
         .route(&format!("{prefix}/preempt"), post(preempt_handler::preempt))
+        .route(&format!("{prefix}/explain"), post(explain_handler::explain))
         .route_layer(axum::middleware::from_fn_with_state(Arc::clone(&state.metrics), crate::metrics::requests::track))
         .with_state(state)
 }

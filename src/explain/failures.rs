@@ -1,0 +1,152 @@
+//! The failing nodes grouped by the predicate and reason that decided them: what a person reads
+//! first on a large cluster instead of one row per predicate per node.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::explain::report::NodeReport;
+
+/// Example node names shown per group.
+pub const EXAMPLES: usize = 3;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct FailureGroup {
+    /// The predicate that gave the reason.
+    pub predicate: String,
+    pub reason: String,
+    /// How many nodes failed with it in the pass that decided them.
+    pub nodes: usize,
+    /// How many of those failed with nothing else: they would fit without this reason.
+    pub alone: usize,
+    /// The first few of those nodes, by name.
+    pub examples: Vec<String>,
+}
+
+/// The verdicts of the pass that decided a node: pass 2 when it ran, else pass 1 (the only pass,
+/// or a pass 1 that failed).
+pub fn deciding_pass(node: &NodeReport) -> &[crate::explain::report::PredicateVerdict] {
+    node.pass2.as_deref().unwrap_or(&node.pass1)
+}
+
+/// The distinct (predicate, reason) pairs that decided a failing node, in plan order.
+pub fn failures_of(node: &NodeReport) -> Vec<(&str, &str)> {
+    let mut pairs: Vec<(&str, &str)> = Vec::new();
+    for v in deciding_pass(node).iter().filter(|v| !v.fits) {
+        for reason in &v.reasons {
+            if !pairs.contains(&(v.predicate.as_str(), reason.as_str())) {
+                pairs.push((v.predicate.as_str(), reason.as_str()));
+            }
+        }
+    }
+    pairs
+}
+
+/// The groups, largest first; ties in plan order of the predicate, then by reason. `nodes` is in
+/// name order, so the examples are the first names.
+pub fn group<'a>(nodes: impl IntoIterator<Item = &'a NodeReport>) -> Vec<FailureGroup> {
+    let mut plan_order: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<FailureGroup> = Vec::new();
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    for node in nodes.into_iter().filter(|n| !n.fits) {
+        for (i, v) in deciding_pass(node).iter().enumerate() {
+            plan_order.entry(v.predicate.as_str()).or_insert(i);
+        }
+        let pairs = failures_of(node);
+        let alone = pairs.len() == 1;
+        for pair in pairs {
+            let at = *index.entry(pair).or_insert_with(|| {
+                groups.push(FailureGroup {
+                    predicate: pair.0.to_string(),
+                    reason: pair.1.to_string(),
+                    nodes: 0,
+                    alone: 0,
+                    examples: Vec::new(),
+                });
+                groups.len() - 1
+            });
+            if let Some(g) = groups.get_mut(at) {
+                g.nodes += 1;
+                g.alone += usize::from(alone);
+                if g.examples.len() < EXAMPLES {
+                    g.examples.push(node.node.clone());
+                }
+            }
+        }
+    }
+    let order = |g: &FailureGroup| plan_order.get(g.predicate.as_str()).copied().unwrap_or(usize::MAX);
+    groups.sort_by(|a, b| b.nodes.cmp(&a.nodes).then(order(a).cmp(&order(b))).then(a.reason.cmp(&b.reason)));
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::report::PredicateVerdict;
+
+    fn verdict(predicate: &str, reasons: &[&str]) -> PredicateVerdict {
+        PredicateVerdict {
+            predicate: predicate.to_string(),
+            fits: reasons.is_empty(),
+            reasons: reasons.iter().map(|r| r.to_string()).collect(),
+        }
+    }
+
+    fn node(name: &str, pass1: Vec<PredicateVerdict>, pass2: Option<Vec<PredicateVerdict>>) -> NodeReport {
+        let deciding = pass2.as_ref().unwrap_or(&pass1);
+        let reasons: Vec<String> = deciding.iter().flat_map(|v| v.reasons.clone()).collect();
+        NodeReport {
+            node: name.to_string(),
+            fits: reasons.is_empty(),
+            reasons,
+            nominated_pods: if pass2.is_some() { vec!["ns/vip".to_string()] } else { vec![] },
+            pass1,
+            pass2,
+        }
+    }
+
+    const CPU: &str = "Insufficient cpu";
+    const TAINT: &str = "node(s) had taints that the pod didn't tolerate";
+
+    #[test]
+    fn nodes_are_counted_per_deciding_predicate_and_reason_with_examples_and_alone() {
+        let res = |r: &[&str]| verdict("GeneralPredicates", r);
+        let taints = |r: &[&str]| verdict("PodToleratesNodeTaints", r);
+        let nodes = vec![
+            node("a", vec![res(&[CPU]), taints(&[])], None),
+            node("b", vec![res(&[CPU]), taints(&[TAINT])], None),
+            node("c", vec![res(&[]), taints(&[TAINT])], None),
+            node("d", vec![res(&[CPU, "Insufficient memory"]), taints(&[])], None),
+            node("e", vec![res(&[CPU]), taints(&[])], None),
+            node("f", vec![res(&[CPU]), taints(&[])], None),
+            node("ok", vec![res(&[]), taints(&[])], None),
+            // Pass 1 (with a nominated pod) passed; pass 2 decided, on cpu alone.
+            node("g", vec![res(&[]), taints(&[])], Some(vec![res(&[CPU]), taints(&[])])),
+        ];
+        let groups = group(&nodes);
+        let got: Vec<_> = groups
+            .iter()
+            .map(|g| (g.predicate.as_str(), g.reason.as_str(), g.nodes, g.alone, g.examples.clone()))
+            .collect();
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            got,
+            vec![
+                ("GeneralPredicates", CPU, 6, 4, names(&["a", "b", "d"])),
+                ("PodToleratesNodeTaints", TAINT, 2, 1, names(&["b", "c"])),
+                ("GeneralPredicates", "Insufficient memory", 1, 0, names(&["d"])),
+            ]
+        );
+    }
+
+    #[test]
+    fn equal_counts_keep_plan_order() {
+        let nodes = vec![
+            node("a", vec![verdict("Z-first", &["z"]), verdict("A-second", &[])], None),
+            node("b", vec![verdict("Z-first", &[]), verdict("A-second", &["a"])], None),
+        ];
+        let order: Vec<_> = group(&nodes).into_iter().map(|g| g.predicate).collect();
+        assert_eq!(order, ["Z-first", "A-second"]);
+    }
+}
