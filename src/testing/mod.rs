@@ -78,6 +78,12 @@ impl PodBuilder {
         self
     }
 
+    /// Marks the pod as being deleted (`metadata.deletionTimestamp` set).
+    pub fn terminating(mut self) -> Self {
+        self.pod.metadata.deletion_timestamp = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1));
+        self
+    }
+
     fn container(requests: &[(&str, &str)], limits: &[(&str, &str)]) -> Container {
         Container {
             name: "c".to_string(),
