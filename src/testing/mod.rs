@@ -253,6 +253,13 @@ impl NodeBuilder {
         self
     }
 
+    /// Replaces every condition with these, in this order.
+    pub fn conditions(mut self, conditions: &[(&str, &str)]) -> Self {
+        self.node.status.conditions =
+            conditions.iter().map(|(t, s)| NodeCondition { type_: t.to_string(), status: s.to_string() }).collect();
+        self
+    }
+
     pub fn build(self) -> Node {
         self.node
     }
