@@ -572,6 +572,32 @@ mod tests {
         assert!(assert_indexes_count_as_the_walk(&indexed, &pod).is_some(), "the indexed path was taken");
     }
 
+    /// A selector that `LabelSelectorAsSelector` cannot convert selects nothing: no pod counts,
+    /// not even the incoming one. Were `NotIn ["not valid!"]` read as a string, every web would count
+    /// and zone a (2 webs) would refuse the pod.
+    #[test]
+    fn an_unparsable_selector_counts_nothing() {
+        let bad_value = with(hard(1, ZONE, "web"), |c| {
+            c.label_selector = Some(K8sSelector {
+                match_labels: None,
+                match_expressions: Some(vec![
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
+                        key: "app".to_string(),
+                        operator: "NotIn".to_string(),
+                        values: Some(vec!["not valid!".to_string()]),
+                    },
+                ]),
+            })
+        });
+        run(vec![Case {
+            name: "invalid NotIn value",
+            nodes: three_zones(),
+            pods: many("w", 2, "n1", "web"),
+            incoming: pod_with(&[("app", "web")], vec![bad_value]),
+            want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+        }]);
+    }
+
     /// A terminating nominated pod adds nothing in pass 1, and removing a terminating victim takes
     /// nothing away: it was never counted.
     #[test]

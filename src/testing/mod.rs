@@ -35,6 +35,11 @@ impl PodBuilder {
         PodBuilder { pod }
     }
 
+    /// Continues from a pod built elsewhere.
+    pub fn from_pod(pod: Pod) -> Self {
+        PodBuilder { pod }
+    }
+
     pub fn namespace(mut self, ns: &str) -> Self {
         self.pod.metadata.namespace = ns.to_string();
         self
