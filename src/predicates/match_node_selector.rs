@@ -108,8 +108,9 @@ mod tests {
         }
         let foo_bar: &[(&str, &str)] = &[("foo", "bar")];
         let name_in = |name: &str| field_term(vec![req("metadata.name", "In", &[name])]);
-        // (name, pod, node name, node labels, fits)
-        let cases: Vec<(&str, PodBuilder, &str, &[(&str, &str)], bool)> = vec![
+        /// (name, pod, node name, node labels, fits)
+        type Case<'a> = (&'a str, PodBuilder, &'a str, &'a [(&'a str, &'a str)], bool);
+        let cases: Vec<Case<'_>> = vec![
             ("no selector", pod(), "node_1", &[], true),
             ("missing labels", pod().node_selector("foo", "bar"), "node_1", &[], false),
             ("same labels", pod().node_selector("foo", "bar"), "node_1", foo_bar, true),

@@ -286,8 +286,9 @@ mod tests {
         let unbound_pvc = || vec![claim("unboundPVC")];
         let another_unbound_pvc = || vec![claim("anotherUnboundPVC")];
 
-        // (test, new pod, existing pods, maxVols, fits)
-        let cases: Vec<(&str, Vec<Volume>, Vec<Vec<Volume>>, u32, bool)> = vec![
+        /// (test, new pod, existing pods, maxVols, fits)
+        type Case = (&'static str, Vec<Volume>, Vec<Vec<Volume>>, u32, bool);
+        let cases: Vec<Case> = vec![
             ("fits when node capacity >= new pod's EBS volumes", one_vol(), vec![two_vol(), one_vol()], 4, true),
             ("doesn't fit when node capacity < new pod's EBS volumes", two_vol(), vec![one_vol()], 2, false),
             ("new pod's count ignores non-EBS volumes", split_vols(), vec![two_vol()], 3, true),
