@@ -19,6 +19,7 @@ pub mod engine;
 pub mod explain;
 pub mod gen_cluster;
 pub mod hashing;
+pub mod label_syntax;
 pub mod metrics;
 pub mod policy;
 pub mod predicates;

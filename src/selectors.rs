@@ -2,13 +2,24 @@
 //! semantics of `k8s.io/component-helpers/scheduling/corev1/nodeaffinity`.
 //!
 //! Terms are ORed, the requirements of a term ANDed. A term with nothing in it matches no node. A
-//! term with an invalid requirement (an unknown operator, `In` without values, `Gt` with a
-//! non-integer, a field other than `metadata.name`) never matches, as upstream drops it; the other
-//! terms still apply.
+//! term with a requirement that `NodeSelectorRequirementsAsSelector` cannot convert never matches,
+//! as upstream's `MatchNodeSelectorTerms` skips it (`if err != nil ... continue`); the other terms
+//! still apply. A requirement does not convert when its key is not a qualified name, a value is
+//! not a valid label value (`labels.NewRequirement`), its operator is unknown, `In`/`NotIn` have no
+//! values, `Exists`/`DoesNotExist` have some, or `Gt`/`Lt` do not have exactly one integer; a
+//! `matchFields` requirement when it is not `metadata.name` `In`/`NotIn` one value.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
+
+use crate::label_syntax::{is_qualified_name, is_valid_label_value};
+
+/// What `labels.NewRequirement` checks of every requirement, whatever its operator: the key is a
+/// qualified name and every value a valid label value.
+fn valid_key_and_values(key: &str, values: &[String]) -> bool {
+    is_qualified_name(key) && values.iter().all(|v| is_valid_label_value(v))
+}
 
 /// One compiled requirement on a node label.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +35,9 @@ enum LabelRequirement {
 impl LabelRequirement {
     fn compile(r: &NodeSelectorRequirement) -> Option<Self> {
         let values = r.values.clone().unwrap_or_default();
+        if !valid_key_and_values(&r.key, &values) {
+            return None;
+        }
         let single_int = || match values.as_slice() {
             [v] => v.parse::<i64>().ok(),
             _ => None,
@@ -152,6 +166,17 @@ mod tests {
             ("invalid: Gt with a non-integer", req("cores", "Gt", &["four"]), false),
             ("invalid: Gt with two values", req("cores", "Gt", &["1", "2"]), false),
             ("invalid: unknown operator", req("zone", "Equals", &["a"]), false),
+            // labels.NewRequirement's syntax checks: NotIn on another value would match, but the
+            // value does not parse (TestPodFitsSelector, "Pod with an invalid value in Affinity term").
+            ("invalid: NotIn value", req("zone", "NotIn", &["invalid value: ___@#$%^"]), false),
+            ("invalid: In value among good ones", req("zone", "In", &["a", "b c"]), false),
+            ("invalid: DoesNotExist on a bad key", req("bad key", "DoesNotExist", &[]), false),
+            ("invalid: key with two slashes", req("a/b/c", "DoesNotExist", &[]), false),
+            ("invalid: uppercase key prefix", req("Example.com/zone", "DoesNotExist", &[]), false),
+            ("valid: a prefixed key", req("example.com/zone", "DoesNotExist", &[]), true),
+            // 8 > -16, but "-16" is no label value (it must start with an alphanumeric).
+            ("invalid: a negative Gt value", req("cores", "Gt", &["-16"]), false),
+            ("valid: Gt with leading zeros", req("cores", "Gt", &["0004"]), true),
         ];
         for (name, r, want) in cases {
             let terms = NodeSelectorTerms::compile(&[term(vec![r])]);
@@ -192,8 +217,10 @@ mod tests {
 }
 
 /// A `metav1.LabelSelector` (`matchLabels` and `matchExpressions`, ANDed), compiled, with the
-/// semantics of `metav1.LabelSelectorAsSelector`: an empty selector matches everything; an invalid
-/// one (unknown operator, `In` without values, `Exists` with values) matches nothing.
+/// semantics of `metav1.LabelSelectorAsSelector`: an empty selector matches everything; one that
+/// does not convert matches nothing: a key that is not a qualified name or a value that is not a
+/// valid label value (in `matchLabels` too), an unknown operator, `In`/`NotIn` without values,
+/// `Exists`/`DoesNotExist` with some.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LabelSelector {
     requirements: Vec<SelectorRequirement>,
@@ -213,23 +240,31 @@ impl LabelSelector {
     pub fn compile(selector: &k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector) -> Self {
         let mut requirements = Vec::new();
         for (k, v) in selector.match_labels.iter().flatten() {
+            if !is_qualified_name(k) || !is_valid_label_value(v) {
+                return LabelSelector::nothing();
+            }
             requirements.push(SelectorRequirement::In(k.clone(), vec![v.clone()]));
         }
         for e in selector.match_expressions.iter().flatten() {
             let values = e.values.clone().unwrap_or_default();
+            if !valid_key_and_values(&e.key, &values) {
+                return LabelSelector::nothing();
+            }
             let r = match e.operator.as_str() {
                 "In" if !values.is_empty() => SelectorRequirement::In(e.key.clone(), values),
                 "NotIn" if !values.is_empty() => SelectorRequirement::NotIn(e.key.clone(), values),
                 "Exists" if values.is_empty() => SelectorRequirement::Exists(e.key.clone()),
                 "DoesNotExist" if values.is_empty() => SelectorRequirement::DoesNotExist(e.key.clone()),
-                _ => return LabelSelector { requirements: Vec::new(), invalid: true },
+                _ => return LabelSelector::nothing(),
             };
             requirements.push(r);
         }
         LabelSelector { requirements, invalid: false }
     }
 
-    /// A selector that matches exactly these labels (a Service's `spec.selector`).
+    /// A selector that matches exactly these labels (a Service's `spec.selector`, a ReplicationController's),
+    /// as `labels.SelectorFromSet` builds it: not `LabelSelectorAsSelector`, so no syntax check
+    /// (the API server validates these maps when it admits the object).
     pub fn from_map(labels: &BTreeMap<String, String>) -> Self {
         let requirements = labels.iter().map(|(k, v)| SelectorRequirement::In(k.clone(), vec![v.clone()])).collect();
         LabelSelector { requirements, invalid: false }
@@ -267,6 +302,11 @@ impl LabelSelector {
     /// True for a compiled empty selector (matches every set of labels).
     pub fn is_everything(&self) -> bool {
         !self.invalid && self.requirements.is_empty()
+    }
+
+    /// False when the selector did not convert (or is [`LabelSelector::nothing`]).
+    pub fn is_valid(&self) -> bool {
+        !self.invalid
     }
 }
 
@@ -308,6 +348,11 @@ mod label_selector_tests {
             ("ANDed", sel(&[("app", "web")], vec![expr("tier", "In", &["back"])]), false),
             ("invalid operator matches nothing", sel(&[], vec![expr("app", "Gt", &["1"])]), false),
             ("In without values matches nothing", sel(&[], vec![expr("app", "In", &[])]), false),
+            ("an invalid key matches nothing", sel(&[], vec![expr("-app", "DoesNotExist", &[])]), false),
+            ("an invalid value matches nothing", sel(&[], vec![expr("zone", "NotIn", &["a b"])]), false),
+            ("an invalid matchLabels value matches nothing", sel(&[("app", "web!")], vec![]), false),
+            ("an invalid matchLabels key matches nothing", sel(&[("app/x/y", "web")], vec![]), false),
+            ("an empty value is valid", sel(&[], vec![expr("zone", "NotIn", &[""])]), true),
         ];
         for (name, s, want) in cases {
             assert_eq!(s.matches(&pod), want, "{name}");

@@ -49,6 +49,13 @@ impl SpreadConstraint {
         }
     }
 
+    /// Whether a placed pod counts in this constraint's domains: it is in the incoming pod's
+    /// namespace, matches the selector, and is not terminating (upstream skips pods whose
+    /// `deletionTimestamp` is set, "Bypass terminating Pod", kubernetes#87621).
+    pub(crate) fn counts(&self, namespace: &str, p: &Pod) -> bool {
+        !p.is_terminating() && p.metadata.namespace == namespace && self.selector.matches(&p.metadata.labels)
+    }
+
     /// The constraints of the pod with this `whenUnsatisfiable`, compiled.
     pub(crate) fn of(pod: &Pod, when_unsatisfiable: &str) -> Vec<SpreadConstraint> {
         pod.spec

@@ -10,9 +10,12 @@ use serde_json::{json, Value};
 
 const NODES: [&str; 5] = ["n-a1", "n-a2", "n-b1", "n-b2", "n-x"];
 
-const AFFINITY: &str = "node(s) didn't match pod affinity rules";
-const ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
-const EXISTING_ANTI_AFFINITY: &str = "node(s) didn't satisfy existing pods anti-affinity rules";
+// MatchInterPodAffinity lists upstream's ErrPodAffinityNotMatch before the specific reason.
+const AFFINITY: &str = "node(s) didn't match pod affinity/anti-affinity, node(s) didn't match pod affinity rules";
+const ANTI_AFFINITY: &str =
+    "node(s) didn't match pod affinity/anti-affinity, node(s) didn't match pod anti-affinity rules";
+const EXISTING_ANTI_AFFINITY: &str =
+    "node(s) didn't match pod affinity/anti-affinity, node(s) didn't satisfy existing pods anti-affinity rules";
 const SPREAD: &str = "node(s) didn't match pod topology spread constraints";
 const SPREAD_LABEL: &str = "node(s) didn't match pod topology spread constraints (missing required label)";
 const DISK: &str = "node(s) had no available disk";

@@ -219,8 +219,11 @@ fn golden_answer_counts() {
         counts
     };
     assert_eq!(feasible(&want).len(), 39);
-    // 16 nodes already run a checkout-api pod, which the pod's hostname anti-affinity refuses.
-    let failed = [("Insufficient cpu", 3), ("node(s) didn't match pod anti-affinity rules", 16)];
+    // 16 nodes already run a checkout-api pod, whose own hostname anti-affinity to its app refuses
+    // the pod (checked before the pod's anti-affinity, as 1.12-1.15's InterPodAffinityMatches).
+    let existing =
+        "node(s) didn't match pod affinity/anti-affinity, node(s) didn't satisfy existing pods anti-affinity rules";
+    let failed = [("Insufficient cpu", 3), (existing, 16)];
     assert_eq!(reasons("FailedNodes"), failed.into_iter().map(|(r, n)| (r.to_string(), n)).collect());
     let unresolvable = reasons("FailedAndUnresolvableNodes");
     let expect = [
@@ -578,7 +581,8 @@ fn variations() -> (String, String) {
     node(&mut c, "general-m-9ffe7c57-khvf")["status"]["allocatable"]["memory"] = json!("17913872383");
 
     let mut request = wire_json("req-filter-100-names.json");
-    // Tolerating the cordon lets the pod onto b2fw, which has 525m free.
+    // Tolerating the cordon passes CheckNodeUnschedulable on b2fw, but not CheckNodeCondition (1.12:
+    // spec.unschedulable alone), which runs first.
     request["Pod"]["spec"]["tolerations"]
         .as_array_mut()
         .unwrap()

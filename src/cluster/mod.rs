@@ -15,7 +15,7 @@ pub mod source;
 pub mod store;
 pub mod volumes;
 
-pub use node_info::{NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
+pub use node_info::{ConditionFailure, NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
 pub use snapshot::Snapshot;
 pub use store::ClusterStore;
 

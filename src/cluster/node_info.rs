@@ -28,14 +28,10 @@ impl PodInfo {
     }
 }
 
-/// What a node's conditions say, read once when the node changes so predicates test a flag
-/// instead of walking condition strings on every request.
+/// What a node's pressure conditions say, read once when the node changes so predicates test a
+/// flag instead of walking condition strings on every request.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeConditions {
-    /// A `Ready` condition whose status is not `True`.
-    pub not_ready: bool,
-    /// A `NetworkUnavailable` condition whose status is not `False`.
-    pub network_unavailable: bool,
     pub memory_pressure: bool,
     pub disk_pressure: bool,
     pub pid_pressure: bool,
@@ -47,8 +43,6 @@ impl NodeConditions {
         for cond in &node.status.conditions {
             let is_true = cond.status == "True";
             match cond.type_.as_str() {
-                "Ready" => c.not_ready |= !is_true,
-                "NetworkUnavailable" => c.network_unavailable |= cond.status != "False",
                 "MemoryPressure" => c.memory_pressure |= is_true,
                 "DiskPressure" => c.disk_pressure |= is_true,
                 "PIDPressure" => c.pid_pressure |= is_true,
@@ -59,12 +53,41 @@ impl NodeConditions {
     }
 }
 
+/// A condition that makes CheckNodeCondition refuse the node (1.12's `CheckNodeConditionPredicate`):
+/// `Ready` not `True`, `OutOfDisk` not `False`, `NetworkUnavailable` not `False`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConditionFailure {
+    NotReady,
+    OutOfDisk,
+    NetworkUnavailable,
+}
+
+impl ConditionFailure {
+    /// The failures of a node's conditions, one per failing condition, in the order the node lists
+    /// them (upstream appends a reason per condition as it walks the list). Empty, and without an
+    /// allocation, for a healthy node.
+    pub fn of(node: &Node) -> Box<[ConditionFailure]> {
+        node.status
+            .conditions
+            .iter()
+            .filter_map(|cond| match (cond.type_.as_str(), cond.status.as_str()) {
+                ("Ready", status) if status != "True" => Some(ConditionFailure::NotReady),
+                ("OutOfDisk", status) if status != "False" => Some(ConditionFailure::OutOfDisk),
+                ("NetworkUnavailable", status) if status != "False" => Some(ConditionFailure::NetworkUnavailable),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// A node object with what the predicates read of it prepared: allocatable parsed, conditions read.
 #[derive(Debug)]
 pub struct NodeState {
     pub node: Node,
     pub allocatable: Resource,
     pub conditions: NodeConditions,
+    /// What CheckNodeCondition refuses in the node's conditions, in their order.
+    pub condition_failures: Box<[ConditionFailure]>,
     /// The image names, hashed on first use (see `node_images`).
     images: NodeImages,
 }
@@ -73,7 +96,8 @@ impl NodeState {
     pub fn new(node: Node) -> Self {
         let allocatable = Resource::from_list(&node.status.allocatable);
         let conditions = NodeConditions::of(&node);
-        NodeState { node, allocatable, conditions, images: NodeImages::default() }
+        let condition_failures = ConditionFailure::of(&node);
+        NodeState { node, allocatable, conditions, condition_failures, images: NodeImages::default() }
     }
 
     pub fn name(&self) -> &str {
@@ -183,6 +207,11 @@ impl NodeInfo {
         self.state.conditions
     }
 
+    /// The node's conditions that CheckNodeCondition refuses, in the order the node lists them.
+    pub fn condition_failures(&self) -> &[ConditionFailure] {
+        &self.state.condition_failures
+    }
+
     /// This node with more pods on it: what the nominated-pod pass checks against.
     pub fn with_added_pods<'a>(&self, extra: impl IntoIterator<Item = &'a Arc<PodInfo>>) -> NodeInfo {
         let mut pods = (*self.pods).clone();
@@ -240,18 +269,8 @@ mod tests {
         let cases = [
             ("ready", NodeBuilder::new("n"), NodeConditions::default()),
             (
-                "ready unknown",
+                "not ready is not a pressure",
                 NodeBuilder::new("n").condition("Ready", "Unknown"),
-                NodeConditions { not_ready: true, ..Default::default() },
-            ),
-            (
-                "network unknown counts as unavailable",
-                NodeBuilder::new("n").condition("NetworkUnavailable", "Unknown"),
-                NodeConditions { network_unavailable: true, ..Default::default() },
-            ),
-            (
-                "network available",
-                NodeBuilder::new("n").condition("NetworkUnavailable", "False"),
                 NodeConditions::default(),
             ),
             (
@@ -265,6 +284,33 @@ mod tests {
         ];
         for (name, node, want) in cases {
             assert_eq!(flags(node), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn condition_failures_keep_the_node_order() {
+        use ConditionFailure::*;
+        let failures = |b: NodeBuilder| ConditionFailure::of(&b.build()).to_vec();
+        let cases = [
+            ("ready", NodeBuilder::new("n"), vec![]),
+            ("ready unknown", NodeBuilder::new("n").condition("Ready", "Unknown"), vec![NotReady]),
+            (
+                "network unknown",
+                NodeBuilder::new("n").condition("NetworkUnavailable", "Unknown"),
+                vec![NetworkUnavailable],
+            ),
+            ("network available", NodeBuilder::new("n").condition("NetworkUnavailable", "False"), vec![]),
+            ("out of disk", NodeBuilder::new("n").condition("OutOfDisk", "True"), vec![OutOfDisk]),
+            ("disk fine", NodeBuilder::new("n").condition("OutOfDisk", "False"), vec![]),
+            (
+                "in the order listed",
+                NodeBuilder::new("n").condition("NetworkUnavailable", "True").condition("Ready", "False"),
+                vec![NetworkUnavailable, NotReady],
+            ),
+            ("pressure is not a failure", NodeBuilder::new("n").condition("DiskPressure", "True"), vec![]),
+        ];
+        for (name, node, want) in cases {
+            assert_eq!(failures(node), want, "{name}");
         }
     }
 

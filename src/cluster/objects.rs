@@ -98,6 +98,10 @@ pub struct ObjectMeta {
     /// Only the annotations the extender reads (see [`annotations_that_matter`]).
     #[serde(deserialize_with = "annotations_that_matter")]
     pub annotations: BTreeMap<String, String>,
+    /// `metadata.deletionTimestamp`: set once a pod is terminating (its grace period running).
+    /// EvenPodsSpread and EvenPodsSpreadPriority do not count such pods, as upstream.
+    #[serde(deserialize_with = "rfc3339")]
+    pub deletion_timestamp: Option<std::time::SystemTime>,
 }
 
 /// The node annotation NodePreferAvoidPodsPriority reads.
@@ -326,6 +330,12 @@ impl Pod {
         matches!(self.status.phase.as_str(), "Succeeded" | "Failed")
     }
 
+    /// A pod being deleted (`metadata.deletionTimestamp` set): it still holds its resources until
+    /// it is gone, but the spreading rules no longer count it (upstream: "Bypass terminating Pod").
+    pub fn is_terminating(&self) -> bool {
+        self.metadata.deletion_timestamp.is_some()
+    }
+
     /// `namespace/name`, for messages.
     pub fn key(&self) -> String {
         format!("{}/{}", self.metadata.namespace, self.metadata.name)
@@ -428,6 +438,16 @@ mod tests {
         assert_eq!(at(r#"{"status":{"startTime":null}}"#), Ok(None));
         assert_eq!(at(r#"{"status":{}}"#), Ok(None));
         assert!(at(r#"{"status":{"startTime":"yesterday"}}"#).unwrap_err().contains("invalid time \"yesterday\""));
+    }
+
+    #[test]
+    fn deletion_timestamp_is_kept() {
+        let at = |json: &str| serde_json::from_str::<Pod>(json).map(|p| p.is_terminating()).map_err(|e| e.to_string());
+        assert_eq!(at(r#"{"metadata":{"deletionTimestamp":"2024-05-01T10:00:00Z"}}"#), Ok(true));
+        assert_eq!(at(r#"{"metadata":{"deletionTimestamp":null}}"#), Ok(false));
+        assert_eq!(at(r#"{"metadata":{}}"#), Ok(false));
+        let err = at(r#"{"metadata":{"deletionTimestamp":"soon"}}"#).unwrap_err();
+        assert!(err.contains("invalid time \"soon\""), "{err}");
     }
 
     #[test]

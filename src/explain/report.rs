@@ -295,16 +295,17 @@ mod tests {
         let report = run(&plan, PodBuilder::new("p").build(), &snapshot, &[]).unwrap();
         let n = &report.nodes[0];
         let verdicts: Vec<_> = n.pass1.iter().map(|v| (v.predicate.as_str(), v.fits)).collect();
+        // CheckNodeCondition refuses a cordoned node too (1.12's CheckNodeConditionPredicate).
         assert_eq!(
             verdicts,
-            [("CheckNodeUnschedulable", false), ("PodToleratesNodeTaints", false), ("CheckNodeCondition", true)]
+            [("CheckNodeUnschedulable", false), ("PodToleratesNodeTaints", false), ("CheckNodeCondition", false)]
         );
-        assert_eq!(n.reasons.len(), 2);
+        assert_eq!(n.reasons.len(), 3);
         assert!(!n.fits && n.pass2.is_none() && n.nominated_pods.is_empty());
         assert!(report.scores.is_none(), "no priorities in the plan");
         assert_eq!(
             report.summary,
-            "0/1 nodes are available: 1 node(s) had taints that the pod didn't tolerate, 1 node(s) were unschedulable."
+            "0/1 nodes are available: 1 node(s) had taints that the pod didn't tolerate, 2 node(s) were unschedulable."
         );
     }
 

@@ -1,14 +1,23 @@
-//! CheckNodeCondition: the node must be Ready and its network available.
+//! CheckNodeCondition, as 1.12's `CheckNodeConditionPredicate`: the node must be Ready, not out of
+//! disk, with its network available, and not cordoned. Every reason is reported, one per failing
+//! condition in the order the node lists them, then `spec.unschedulable`.
+//!
+//! Unlike CheckNodeUnschedulable, a toleration of `node.kubernetes.io/unschedulable` does not help
+//! here: upstream checked `spec.unschedulable` alone. All four reasons are unresolvable, as in
+//! upstream's `nodesWherePreemptionMightHelp` (node conditions do not change when pods are evicted).
 
-use crate::cluster::NodeInfo;
+use crate::cluster::{ConditionFailure, NodeInfo};
 use crate::engine::PodContext;
+use crate::predicates::check_node_unschedulable::ERR_NODE_UNSCHEDULABLE;
 use crate::predicates::{Predicate, Reason};
 
 pub const ERR_NODE_NOT_READY: Reason = Reason::unresolvable("node(s) were not ready");
+pub const ERR_NODE_OUT_OF_DISK: Reason = Reason::unresolvable("node(s) were out of disk space");
 pub const ERR_NODE_NETWORK_UNAVAILABLE: Reason = Reason::unresolvable("node(s) had unavailable network");
 
-/// Fails a node whose `Ready` condition is not `True` or whose `NetworkUnavailable` condition is
-/// not `False`. A node that reports neither condition passes, as upstream.
+/// Fails a node whose `Ready` condition is not `True`, whose `OutOfDisk` or `NetworkUnavailable`
+/// condition is not `False`, or that is cordoned. A node that reports none of these conditions
+/// passes, as upstream.
 #[derive(Debug)]
 pub struct CheckNodeCondition;
 
@@ -18,12 +27,15 @@ impl Predicate for CheckNodeCondition {
     }
 
     fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        let c = node.conditions();
-        if c.not_ready {
-            reasons.push(ERR_NODE_NOT_READY);
+        for failure in node.condition_failures() {
+            reasons.push(match failure {
+                ConditionFailure::NotReady => ERR_NODE_NOT_READY,
+                ConditionFailure::OutOfDisk => ERR_NODE_OUT_OF_DISK,
+                ConditionFailure::NetworkUnavailable => ERR_NODE_NETWORK_UNAVAILABLE,
+            });
         }
-        if c.network_unavailable {
-            reasons.push(ERR_NODE_NETWORK_UNAVAILABLE);
+        if node.node().spec.unschedulable {
+            reasons.push(ERR_NODE_UNSCHEDULABLE);
         }
     }
 }
@@ -31,15 +43,71 @@ impl Predicate for CheckNodeCondition {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::predicates::check_node_unschedulable::UNSCHEDULABLE_TAINT_KEY;
     use crate::predicates::reasons_of;
     use crate::testing::{NodeBuilder, PodBuilder};
+
+    /// A node with exactly these conditions, in this order.
+    fn with_conditions(name: &str, conditions: &[(&str, &str)]) -> NodeBuilder {
+        NodeBuilder::new(name).conditions(conditions)
+    }
+
+    fn reasons(node: NodeBuilder) -> Vec<Reason> {
+        let node = crate::cluster::NodeInfo::from_parts(node.build(), []);
+        reasons_of(&CheckNodeCondition, PodBuilder::new("p").build(), &node)
+    }
+
+    /// upstream: TestNodeConditionPredicate (factory_test.go, 1.11-1.12: the same rules as
+    /// `CheckNodeConditionPredicate`): nodes 1, 4, 6, 10 and 11 are considered, the others are
+    /// not. The reasons are the predicate's, in the order of the node's conditions.
+    #[test]
+    fn upstream_node_condition_table() {
+        let (ready, not_ready) = (("Ready", "True"), ("Ready", "False"));
+        let (out_of_disk, disk_ok) = (("OutOfDisk", "True"), ("OutOfDisk", "False"));
+        let cases = [
+            ("node1 considered", with_conditions("node1", &[ready]), vec![]),
+            ("node2 ignored - node not Ready", with_conditions("node2", &[not_ready]), vec![ERR_NODE_NOT_READY]),
+            ("node3 ignored - node out of disk", with_conditions("node3", &[out_of_disk]), vec![ERR_NODE_OUT_OF_DISK]),
+            ("node4 considered", with_conditions("node4", &[disk_ok]), vec![]),
+            (
+                "node5 ignored - node out of disk",
+                with_conditions("node5", &[ready, out_of_disk]),
+                vec![ERR_NODE_OUT_OF_DISK],
+            ),
+            ("node6 considered", with_conditions("node6", &[ready, disk_ok]), vec![]),
+            (
+                "node7 ignored - node out of disk, node not Ready",
+                with_conditions("node7", &[not_ready, out_of_disk]),
+                vec![ERR_NODE_NOT_READY, ERR_NODE_OUT_OF_DISK],
+            ),
+            (
+                "node8 ignored - node not Ready",
+                with_conditions("node8", &[not_ready, disk_ok]),
+                vec![ERR_NODE_NOT_READY],
+            ),
+            (
+                "node9 ignored - node unschedulable",
+                with_conditions("node9", &[]).unschedulable(),
+                vec![ERR_NODE_UNSCHEDULABLE],
+            ),
+            ("node10 considered", with_conditions("node10", &[]), vec![]),
+            ("node11 considered", with_conditions("node11", &[]), vec![]),
+        ];
+        for (name, node, want) in cases {
+            assert_eq!(reasons(node), want, "{name}");
+        }
+    }
 
     #[test]
     fn conditions() {
         let cases = [
             ("ready", NodeBuilder::new("n"), vec![]),
-            ("not ready", NodeBuilder::new("n").condition("Ready", "False"), vec![ERR_NODE_NOT_READY]),
             ("ready unknown", NodeBuilder::new("n").condition("Ready", "Unknown"), vec![ERR_NODE_NOT_READY]),
+            (
+                "out of disk unknown",
+                NodeBuilder::new("n").condition("OutOfDisk", "Unknown"),
+                vec![ERR_NODE_OUT_OF_DISK],
+            ),
             (
                 "network unavailable",
                 NodeBuilder::new("n").condition("NetworkUnavailable", "True"),
@@ -52,9 +120,10 @@ mod tests {
             ),
             ("network available", NodeBuilder::new("n").condition("NetworkUnavailable", "False"), vec![]),
             (
-                "both",
-                NodeBuilder::new("n").condition("Ready", "False").condition("NetworkUnavailable", "True"),
-                vec![ERR_NODE_NOT_READY, ERR_NODE_NETWORK_UNAVAILABLE],
+                "every reason, conditions in the node's order, then unschedulable",
+                with_conditions("n", &[("NetworkUnavailable", "True"), ("OutOfDisk", "True"), ("Ready", "False")])
+                    .unschedulable(),
+                vec![ERR_NODE_NETWORK_UNAVAILABLE, ERR_NODE_OUT_OF_DISK, ERR_NODE_NOT_READY, ERR_NODE_UNSCHEDULABLE],
             ),
             (
                 "memory pressure is not this predicate's business",
@@ -63,16 +132,26 @@ mod tests {
             ),
         ];
         for (name, node, want) in cases {
-            let node = crate::cluster::NodeInfo::from_parts(node.build(), []);
-            assert_eq!(reasons_of(&CheckNodeCondition, PodBuilder::new("p").build(), &node), want, "{name}");
+            assert_eq!(reasons(node), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_cordoned_node_fails_even_for_a_pod_that_tolerates_it() {
+        let node = crate::cluster::NodeInfo::from_parts(NodeBuilder::new("n").unschedulable().build(), []);
+        let tolerant = PodBuilder::new("p").toleration(UNSCHEDULABLE_TAINT_KEY, "Exists", "", "NoSchedule").build();
+        assert_eq!(reasons_of(&CheckNodeCondition, tolerant, &node), vec![ERR_NODE_UNSCHEDULABLE]);
+    }
+
+    #[test]
+    fn every_reason_is_unresolvable() {
+        for r in [ERR_NODE_NOT_READY, ERR_NODE_OUT_OF_DISK, ERR_NODE_NETWORK_UNAVAILABLE, ERR_NODE_UNSCHEDULABLE] {
+            assert!(!r.resolvable, "{r}");
         }
     }
 
     #[test]
     fn a_node_without_conditions_passes() {
-        let mut node = NodeBuilder::new("n").build();
-        node.status.conditions.clear();
-        let node = crate::cluster::NodeInfo::from_parts(node, []);
-        assert!(reasons_of(&CheckNodeCondition, PodBuilder::new("p").build(), &node).is_empty());
+        assert!(reasons(with_conditions("n", &[])).is_empty());
     }
 }

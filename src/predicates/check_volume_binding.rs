@@ -34,7 +34,6 @@ use k8s_openapi::api::core::v1::{
     ObjectReference, PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec,
     TopologySelectorTerm,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sLabelSelector;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::volumes::VolumeObjects;
@@ -170,19 +169,6 @@ fn volume_affinity_matches(pv: &PersistentVolume, node_labels: &BTreeMap<String,
     }
 }
 
-/// Whether `metav1.LabelSelectorAsSelector` accepts the selector (the operator/values rules; key
-/// and value syntax is left to the API server).
-fn selector_is_valid(selector: &K8sLabelSelector) -> bool {
-    selector.match_expressions.iter().flatten().all(|e| {
-        let has_values = e.values.as_ref().is_some_and(|v| !v.is_empty());
-        match e.operator.as_str() {
-            "In" | "NotIn" => has_values,
-            "Exists" | "DoesNotExist" => !has_values,
-            _ => false,
-        }
-    })
-}
-
 /// `v1helper.MatchTopologySelectorTerms`: no terms match every node; terms are ORed, an empty term
 /// matches nothing; a term's requirements (`key In values`) are ANDed, and one without values
 /// invalidates its term.
@@ -294,16 +280,16 @@ fn find_matching_volume<'a>(
     excluded: &[&str],
 ) -> Result<Option<&'a PersistentVolume>, Reason> {
     let spec = claim_spec(pvc);
-    let selector = match spec.selector.as_ref() {
-        Some(s) if !selector_is_valid(s) => {
+    // A selector `LabelSelectorAsSelector` cannot convert (see `LabelSelector::compile`) is an error.
+    let selector = match spec.selector.as_ref().map(LabelSelector::compile) {
+        Some(s) if !s.is_valid() => {
             return Err(unresolvable(format!(
                 "error creating internal label selector for claim: {}/{}",
                 claim_namespace(pvc),
                 claim_name(pvc)
             )));
         }
-        Some(s) => Some(LabelSelector::compile(s)),
-        None => None,
+        compiled => compiled,
     };
     let class = claim_class(pvc);
     let mode = spec.volume_mode.as_deref().unwrap_or(FILESYSTEM);
@@ -470,6 +456,7 @@ mod tests {
     };
     use k8s_openapi::api::storage::v1::StorageClass;
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sLabelSelector;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelectorRequirement, ObjectMeta, OwnerReference, Time};
 
     const ZONE: &str = "topology.kubernetes.io/zone";
@@ -867,6 +854,12 @@ mod tests {
             (
                 "invalid claim selector",
                 vec![claim().selector("tier", "In", &[])],
+                vec![pv("pv", "1Gi")],
+                message("error creating internal label selector for claim: default/c"),
+            ),
+            (
+                "claim selector value that is no label value",
+                vec![claim().selector("tier", "NotIn", &["not a value"])],
                 vec![pv("pv", "1Gi")],
                 message("error creating internal label selector for claim: default/c"),
             ),

@@ -8,7 +8,8 @@
 //! nodeSelector and required node affinity; `nodeTaintsPolicy`, default `Ignore`: when `Honor`,
 //! every `NoSchedule`/`NoExecute` taint must be tolerated). The pods of the incoming pod's
 //! namespace that match the constraint's selector (`labelSelector`, narrowed by `matchLabelKeys`)
-//! are counted per topology value (domain) over the eligible nodes, and the global minimum kept.
+//! and are not terminating (`deletionTimestamp` set: upstream bypasses them) are counted per
+//! topology value (domain) over the eligible nodes, and the global minimum kept.
 //! When no inclusion policy can leave a node out and every node is eligible, the domains come from
 //! the model's node label counts and only the selected pods are visited; otherwise every node of
 //! the cluster is walked.
@@ -215,7 +216,9 @@ impl State {
         let inclusion = shared.inclusion(node);
         let labels = &node.node().metadata.labels;
         for (c, d) in shared.constraints.iter().zip(domains.iter_mut()) {
-            if !c.selector.matches(&pod.metadata.labels) || !inclusion.includes(c) {
+            // A terminating pod was never counted: adding it counts nothing, removing it uncounts
+            // nothing.
+            if !counts_for(c, &incoming.metadata.namespace, pod) || !inclusion.includes(c) {
                 continue;
             }
             if let Some(value) = labels.get(&c.topology_key) {
@@ -241,9 +244,10 @@ impl State {
     }
 }
 
-/// Whether a placed pod counts for a constraint: in the incoming pod's namespace and selected.
+/// Whether a placed pod counts for a constraint (see [`SpreadConstraint::counts`]): the walk, the
+/// indexes and the nominated-pod updates all ask this one question.
 fn counts_for(c: &SpreadConstraint, namespace: &str, p: &Pod) -> bool {
-    p.metadata.namespace == namespace && c.selector.matches(&p.metadata.labels)
+    c.counts(namespace, p)
 }
 
 /// The domains of every constraint, walking every node of the view: each node's eligibility under
@@ -505,6 +509,115 @@ mod tests {
 
     fn three_zones() -> Vec<Node> {
         vec![zoned("n1", "a").build(), zoned("n2", "a").build(), zoned("n3", "b").build()]
+    }
+
+    /// upstream: TestSingleConstraint (podtopologyspread filtering_test.go, 1.18+), case
+    /// "terminating Pods should be excluded": node-a Success, node-b Unschedulable. Its selector
+    /// (`foo` Exists) has no `key=value`, so the walk counts; the same case with `app=web` goes
+    /// through the label indexes, which `verdicts` checks against the walk.
+    #[test]
+    fn terminating_pods_are_not_counted() {
+        let nodes = || vec![NodeBuilder::new("node-a").build(), NodeBuilder::new("node-b").build()];
+        let exists_foo = with(hard(1, HOST, "unused"), |c| {
+            c.label_selector = Some(K8sSelector {
+                match_labels: None,
+                match_expressions: Some(vec![
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
+                        key: "foo".to_string(),
+                        operator: "Exists".to_string(),
+                        values: None,
+                    },
+                ]),
+            })
+        });
+        let foo = |name: &str, node: &str| PodBuilder::new(name).node(node).label("foo", "");
+        run(vec![
+            Case {
+                name: "upstream: terminating Pods should be excluded",
+                nodes: nodes(),
+                pods: vec![foo("p-a", "node-a").terminating().build(), foo("p-b", "node-b").build()],
+                incoming: pod_with(&[("foo", "")], vec![exists_foo.clone()]),
+                want: want(&[("node-a", None), ("node-b", Some(SKEW))]),
+            },
+            Case {
+                name: "the same through the label indexes",
+                nodes: nodes(),
+                pods: vec![
+                    PodBuilder::new("p-a").node("node-a").label("app", "web").terminating().build(),
+                    running("p-b", "node-b", "web"),
+                ],
+                incoming: pod_with(&[("app", "web")], vec![hard(1, HOST, "web")]),
+                want: want(&[("node-a", None), ("node-b", Some(SKEW))]),
+            },
+            Case {
+                name: "a terminating pod does not count for the zone either",
+                nodes: three_zones(),
+                pods: vec![
+                    PodBuilder::new("w1").node("n3").label("app", "web").terminating().build(),
+                    running("w2", "n1", "web"),
+                ],
+                incoming: pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]),
+                // Zone a 1, zone b 0 (its only pod is terminating): a's skew is 1 + 1 - 0 = 2.
+                want: want(&[("n1", Some(SKEW)), ("n2", Some(SKEW)), ("n3", None)]),
+            },
+        ]);
+        let indexed = Snapshot::build(
+            nodes(),
+            vec![
+                PodBuilder::new("p-a").node("node-a").label("app", "web").terminating().build(),
+                running("p-b", "node-b", "web"),
+            ],
+        );
+        let pod = pod_with(&[("app", "web")], vec![hard(1, HOST, "web")]);
+        assert!(assert_indexes_count_as_the_walk(&indexed, &pod).is_some(), "the indexed path was taken");
+    }
+
+    /// A selector that `LabelSelectorAsSelector` cannot convert selects nothing: no pod counts,
+    /// not even the incoming one. Were `NotIn ["not valid!"]` read as a string, every web would count
+    /// and zone a (2 webs) would refuse the pod.
+    #[test]
+    fn an_unparsable_selector_counts_nothing() {
+        let bad_value = with(hard(1, ZONE, "web"), |c| {
+            c.label_selector = Some(K8sSelector {
+                match_labels: None,
+                match_expressions: Some(vec![
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
+                        key: "app".to_string(),
+                        operator: "NotIn".to_string(),
+                        values: Some(vec!["not valid!".to_string()]),
+                    },
+                ]),
+            })
+        });
+        run(vec![Case {
+            name: "invalid NotIn value",
+            nodes: three_zones(),
+            pods: many("w", 2, "n1", "web"),
+            incoming: pod_with(&[("app", "web")], vec![bad_value]),
+            want: want(&[("n1", None), ("n2", None), ("n3", None)]),
+        }]);
+    }
+
+    /// A terminating nominated pod adds nothing in pass 1, and removing a terminating victim takes
+    /// nothing away: it was never counted.
+    #[test]
+    fn terminating_pods_neither_add_nor_remove() {
+        let snapshot = Snapshot::build(
+            vec![NodeBuilder::new("node-a").build(), NodeBuilder::new("node-b").build()],
+            vec![running("p-b", "node-b", "web")],
+        );
+        let pod = pod_with(&[("app", "web")], vec![hard(1, HOST, "web")]);
+        let ctx = PodContext::for_request(pod.clone(), &ClusterView::of(&snapshot), &plan());
+        let state = ctx.spread.clone().unwrap();
+        let gone =
+            Arc::new(PodInfo::new(PodBuilder::new("x").node("node-b").label("app", "web").terminating().build()));
+        let node_b = snapshot.node_info("node-b").unwrap();
+        let mut added = state.clone();
+        added.add_pod(&pod, &gone, &node_b);
+        assert_eq!(added.domains, state.domains);
+        let mut removed = state.clone();
+        removed.remove_pod(&pod, &gone, &node_b);
+        assert_eq!(removed.domains, state.domains);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! anti-affinity terms of the pods already placed, evaluated over topology domains (the nodes that
 //! share a value of a term's `topologyKey` label).
 //!
-//! Semantics of kube-scheduler's InterPodAffinity filter as of 1.22, the last release with the
-//! Policy API (`pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`):
+//! The terms read as kube-scheduler's InterPodAffinity filter reads them as of 1.22, the last
+//! release with the Policy API (`pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`):
 //!
 //! - A term selects pods by `labelSelector` (absent: no pod) in its namespaces: those listed, plus
 //!   those whose Namespace object matches `namespaceSelector` (absent: none; `{}`: all). With
@@ -18,10 +18,16 @@
 //! - A node without a term's key is never in its domain: affinity fails there, anti-affinity never
 //!   blocks it.
 //!
-//! The checks run in upstream's Filter order (affinity, anti-affinity, existing pods'
-//! anti-affinity) and report the first failure. `matchLabelKeys`/`mismatchLabelKeys` are not read:
-//! the API server merges them into `labelSelector` when it admits the pod. A selector that does not
-//! compile (which the API server never admits) selects nothing.
+//! The checks run in the classic order (1.12-1.15 `InterPodAffinityMatches`): existing pods'
+//! anti-affinity first, then the pod's affinity, then its anti-affinity; the first that fails
+//! decides, reported as upstream lists it: `ErrPodAffinityNotMatch` ("node(s) didn't match pod
+//! affinity/anti-affinity") and then the specific reason. As in upstream's
+//! `unresolvablePredicateFailureErrors`, only the pod's own affinity failing is unresolvable; the
+//! general reason and both anti-affinity reasons are resolvable (evicting the matching pods would
+//! clear the domain), so a node reports unresolvable exactly when its affinity failed.
+//! `matchLabelKeys`/`mismatchLabelKeys` are not read: the API server merges them into
+//! `labelSelector` when it admits the pod. A selector that does not convert (see
+//! [`crate::selectors`]) selects nothing.
 
 use std::collections::BTreeMap;
 
@@ -37,6 +43,8 @@ use crate::engine::view::ClusterView;
 use crate::engine::PodContext;
 use crate::predicates::{Predicate, Reason};
 
+/// Listed first beside each of the three below (upstream's `ErrPodAffinityNotMatch`); resolvable.
+pub const ERR_POD_AFFINITY_NOT_MATCH: Reason = Reason::resolvable("node(s) didn't match pod affinity/anti-affinity");
 /// Unresolvable: evicting pods cannot bring the pods the affinity asks for.
 pub const ERR_AFFINITY_RULES_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match pod affinity rules");
 /// Resolvable (this one and the next): evicting the matching pods would clear the domain.
@@ -263,13 +271,16 @@ impl Predicate for MatchInterPodAffinity {
     fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let Some(state) = pod.inter_pod_affinity.as_ref() else { return };
         let node_labels = &node.node().metadata.labels;
-        if !state.satisfies_affinity(node_labels) {
-            reasons.push(ERR_AFFINITY_RULES_NOT_MATCH);
+        let failed = if !state.satisfies_existing_anti_affinity(node_labels) {
+            ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+        } else if !state.satisfies_affinity(node_labels) {
+            ERR_AFFINITY_RULES_NOT_MATCH
         } else if !state.satisfies_anti_affinity(node_labels) {
-            reasons.push(ERR_ANTI_AFFINITY_RULES_NOT_MATCH);
-        } else if !state.satisfies_existing_anti_affinity(node_labels) {
-            reasons.push(ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH);
-        }
+            ERR_ANTI_AFFINITY_RULES_NOT_MATCH
+        } else {
+            return;
+        };
+        reasons.extend([ERR_POD_AFFINITY_NOT_MATCH, failed]);
     }
 }
 
@@ -401,11 +412,16 @@ mod tests {
         ctx
     }
 
+    /// The specific reason on the node, after checking it comes second, behind
+    /// [`ERR_POD_AFFINITY_NOT_MATCH`], as upstream lists them.
     fn reason_on(ctx: &PodContext, node: &NodeInfo) -> Option<Reason> {
         let mut reasons = Vec::new();
         MatchInterPodAffinity.check(ctx, node, &mut reasons);
-        assert!(reasons.len() <= 1, "one reason at most: {reasons:?}");
-        reasons.pop()
+        match reasons.as_slice() {
+            [] => None,
+            [general, specific] if *general == ERR_POD_AFFINITY_NOT_MATCH => Some(specific.clone()),
+            other => panic!("expected the general reason and one specific one: {other:?}"),
+        }
     }
 
     /// The verdict on each of [`NODES`], in order.
@@ -601,7 +617,7 @@ mod tests {
                 [AFF, AFF, AFF, AFF, AFF],
             ),
             (
-                "affinity is checked first, then the pod's anti-affinity, then existing pods'",
+                "existing pods' anti-affinity is checked first, then the pod's affinity, then its anti-affinity",
                 vec![
                     db().build(),
                     web_on_b2().build(),
@@ -612,18 +628,139 @@ mod tests {
                     vec![term(&[("app", "db")], HOST)],
                     vec![term(&[("app", "web")], HOST)],
                 ),
-                [OK, AFF, AFF, AFF, AFF],
+                // b1 and b2 fail all three; the guard's zone decides.
+                [OK, AFF, EXIST, EXIST, AFF],
             ),
             (
-                "the pod's anti-affinity is reported before existing pods'",
+                "existing pods' anti-affinity is reported before the pod's own",
                 vec![web_on_b2().build(), anti(placed("guard", "b1", &[]), vec![term(&[("app", "web")], ZONE)])],
                 anti(web_incoming(), vec![term(&[("app", "web")], HOST)]),
-                [OK, OK, EXIST, ANTI, OK],
+                [OK, OK, EXIST, EXIST, OK],
+            ),
+            (
+                "the pod's affinity is reported before its anti-affinity",
+                vec![web_on_b2().build()],
+                with_terms(
+                    web_incoming().build(),
+                    vec![term(&[("app", "db")], ZONE)],
+                    vec![term(&[("app", "web")], ZONE)],
+                ),
+                [AFF, AFF, AFF, AFF, AFF],
+            ),
+            (
+                "an anti-affinity selector that does not convert selects nothing",
+                vec![web_on_b2().build()],
+                anti(
+                    incoming(),
+                    vec![expressions_term(vec![expression("app", "NotIn", &["invalid value: ___@#$%^"])], ZONE)],
+                ),
+                [OK, OK, OK, OK, OK],
             ),
         ];
         for (name, pods, pod, want) in cases {
             let snapshot = cluster(pods);
             assert_eq!(verdicts(&snapshot, pod), want, "{name}");
+        }
+    }
+
+    /// upstream: TestInterPodAffinity (1.12-1.14 predicates_test.go), node1 = machine1 with
+    /// region=r1, zone=z11; reasons as `InterPodAffinityMatches` lists them. Cases taken whole:
+    /// "A pod that has no required pod affinity scheduling rules can schedule onto a node with no
+    /// existing pods", "satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the
+    /// existing pod", "satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity
+    /// symmetry with the existing pod", "pod matches its own Label in PodAffinity and that matches
+    /// the existing pod Labels", the two "verify that PodAntiAffinity from existing pod is respected
+    /// when pod has no AntiAffinity constraints" cases, and "PodAntiAffinity symmetry check" a1, a2
+    /// and b1. b1 fails both the pod's anti-affinity and an existing pod's: the existing pod's is
+    /// the one reported (1.20+ reports the pod's own).
+    #[test]
+    fn upstream_inter_pod_affinity() {
+        let service = || ("service", "securityscan");
+        let security = || ("security", "S1");
+        let scan_in = |key: &str| expressions_term(vec![expression("service", "In", &["securityscan", "value2"])], key);
+        let scan_not_in =
+            |key: &str| expressions_term(vec![expression("service", "NotIn", &["securityscan", "value2"])], key);
+        let exists = |label: &str| expressions_term(vec![expression(label, "Exists", &[])], "zone");
+        let exists_in = |label: &str, key: &str| expressions_term(vec![expression(label, "Exists", &[])], key);
+        let on_machine1 = |labels: &[(&str, &str)]| placed("existing", "machine1", labels);
+        let pod = |labels: &[(&str, &str)]| labels.iter().fold(PodBuilder::new("p"), |b, (k, v)| b.label(k, v));
+        let (nm, aff, anti_r, exist) = (
+            ERR_POD_AFFINITY_NOT_MATCH,
+            ERR_AFFINITY_RULES_NOT_MATCH,
+            ERR_ANTI_AFFINITY_RULES_NOT_MATCH,
+            ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
+        );
+        // (name, existing pods, incoming pod, reasons on machine1)
+        let cases: Vec<(&str, Vec<Pod>, Pod, Vec<Reason>)> = vec![
+            (
+                "A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods",
+                vec![],
+                PodBuilder::new("p").build(),
+                vec![],
+            ),
+            (
+                "satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod",
+                vec![on_machine1(&[service()]).build()],
+                with_terms(pod(&[security()]).build(), vec![scan_in("region")], vec![scan_in("zone")]),
+                vec![nm.clone(), anti_r.clone()],
+            ),
+            (
+                "satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity symmetry with the existing pod",
+                vec![anti(on_machine1(&[service()]), vec![scan_in("zone")])],
+                with_terms(
+                    pod(&[service()]).build(),
+                    vec![scan_in("region")],
+                    vec![expressions_term(vec![expression("service", "In", &["antivirusscan", "value2"])], "node")],
+                ),
+                vec![nm.clone(), exist.clone()],
+            ),
+            (
+                "pod matches its own Label in PodAffinity and that matches the existing pod Labels",
+                // The existing pod runs on machine2, which the test's node lister does not know.
+                vec![placed("existing", "machine2", &[service()]).build()],
+                affinity(pod(&[service()]), vec![scan_not_in("region")]),
+                vec![nm.clone(), aff.clone()],
+            ),
+            (
+                "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. doesn't satisfy PodAntiAffinity symmetry with the existing pod",
+                vec![anti(on_machine1(&[service()]), vec![scan_in("zone")])],
+                pod(&[service()]).build(),
+                vec![nm.clone(), exist.clone()],
+            ),
+            (
+                "verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. satisfy PodAntiAffinity symmetry with the existing pod",
+                vec![anti(on_machine1(&[service()]), vec![scan_not_in("zone")])],
+                pod(&[service()]).build(),
+                vec![],
+            ),
+            (
+                "PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each other on AffinityTerms",
+                vec![anti(on_machine1(&[security()]), vec![exists("security")])],
+                anti(pod(&[service()]), vec![exists_in("service", "region"), exists_in("security", "region")]),
+                vec![nm.clone(), anti_r.clone()],
+            ),
+            (
+                "PodAntiAffinity symmetry check a2: incoming pod and existing pod partially match each other on AffinityTerms",
+                vec![anti(on_machine1(&[service()]), vec![exists("service"), exists("security")])],
+                anti(pod(&[security()]), vec![exists("security")]),
+                vec![nm.clone(), exist.clone()],
+            ),
+            (
+                "PodAntiAffinity symmetry check b1: incoming pod and existing pod partially match each other on AffinityTerms",
+                vec![anti(on_machine1(&[("def", ""), ("xyz", "")]), vec![exists("abc"), exists("def")])],
+                anti(pod(&[("abc", ""), ("xyz", "")]), vec![exists("abc"), exists("def")]),
+                vec![nm.clone(), exist.clone()],
+            ),
+        ];
+        for (name, pods, incoming, want) in cases {
+            let node1 = NodeBuilder::new("machine1").label("region", "r1").label("zone", "z11").build();
+            let snapshot = Snapshot::build([node1], pods);
+            let ctx = context(&snapshot, incoming);
+            let mut got = Vec::new();
+            MatchInterPodAffinity.check(&ctx, &snapshot.node_info("machine1").unwrap(), &mut got);
+            assert_eq!(got, want, "{name}");
+            let unresolvable = got.iter().any(|r| !r.resolvable);
+            assert_eq!(unresolvable, want.contains(&aff), "{name}: only the pod's affinity is unresolvable");
         }
     }
 
@@ -729,6 +866,10 @@ mod tests {
         Plan { predicates: vec![Arc::new(MatchInterPodAffinity)], ..Plan::default() }
     }
 
+    fn aff_reasons() -> Vec<Reason> {
+        vec![ERR_POD_AFFINITY_NOT_MATCH, ERR_AFFINITY_RULES_NOT_MATCH]
+    }
+
     /// Pass 1 of the double pass sees the nominated pods; pass 2 must hold without them.
     #[test]
     fn double_pass_with_nominated_pods() {
@@ -751,8 +892,8 @@ mod tests {
         let pass_one = ctx.with_added_pods(&a1, &[&on_a1[0]]).unwrap();
         assert!(run_predicates(&plan(), &pass_one, &a1.with_added_pods(on_a1.iter())).is_empty(), "pass 1");
         assert_eq!(run_predicates(&plan(), &pass_one, &node), vec![], "the added db counts for its whole zone");
-        assert_eq!(run_predicates(&plan(), &ctx, &a1), vec![ERR_AFFINITY_RULES_NOT_MATCH], "pass 2");
-        assert_eq!(fits(needs_db(), "a1"), vec![ERR_AFFINITY_RULES_NOT_MATCH]);
+        assert_eq!(run_predicates(&plan(), &ctx, &a1), aff_reasons(), "pass 2");
+        assert_eq!(fits(needs_db(), "a1"), aff_reasons());
         assert!(nominated.is_empty());
 
         // Without the first-pod exception spoiling it: a placed db elsewhere.
@@ -761,13 +902,13 @@ mod tests {
         let view = ClusterView::of(&with_db);
         let ctx = PodContext::for_request(needs_db(), &view, &plan());
         let (node, nominated) = with_db.candidate("a1").unwrap();
-        assert_eq!(fits_on_node(&plan(), &ctx, &node, &nominated), vec![ERR_AFFINITY_RULES_NOT_MATCH]);
+        assert_eq!(fits_on_node(&plan(), &ctx, &node, &nominated), aff_reasons());
         let (node, nominated) = with_db.candidate("b2").unwrap();
         assert!(fits_on_node(&plan(), &ctx, &node, &nominated).is_empty());
 
         // The nominated guard's anti-affinity fails pass 1 on its node.
         let web = || PodBuilder::new("web").label("app", "web").build();
-        assert_eq!(fits(web(), "b1"), vec![ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH]);
+        assert_eq!(fits(web(), "b1"), vec![ERR_POD_AFFINITY_NOT_MATCH, ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH]);
         assert!(fits(web(), "a1").is_empty());
 
         // A pod of higher priority than the nominated ones does not see them.

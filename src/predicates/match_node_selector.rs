@@ -87,6 +87,188 @@ mod tests {
         }
     }
 
+    /// upstream: TestPodFitsSelector (1.12-1.13 predicates_test.go), every case, in its order.
+    /// Each runs on a node named `node_1` unless the case names one, with the case's labels.
+    #[test]
+    fn upstream_pod_fits_selector() {
+        use k8s_openapi::api::core::v1::{Affinity, NodeAffinity, NodeSelector};
+        let pod = || PodBuilder::new("p");
+        /// The pod with `requiredDuringScheduling...` set to these terms (`None`: no NodeSelector).
+        fn required(terms: Option<Vec<k8s_openapi::api::core::v1::NodeSelectorTerm>>) -> PodBuilder {
+            let mut p = PodBuilder::new("p").build();
+            p.spec.affinity = Some(Affinity {
+                node_affinity: Some(NodeAffinity {
+                    required_during_scheduling_ignored_during_execution: terms
+                        .map(|node_selector_terms| NodeSelector { node_selector_terms }),
+                    ..NodeAffinity::default()
+                }),
+                ..Affinity::default()
+            });
+            PodBuilder::from_pod(p)
+        }
+        let foo_bar: &[(&str, &str)] = &[("foo", "bar")];
+        let name_in = |name: &str| field_term(vec![req("metadata.name", "In", &[name])]);
+        /// (name, pod, node name, node labels, fits)
+        type Case<'a> = (&'a str, PodBuilder, &'a str, &'a [(&'a str, &'a str)], bool);
+        let cases: Vec<Case<'_>> = vec![
+            ("no selector", pod(), "node_1", &[], true),
+            ("missing labels", pod().node_selector("foo", "bar"), "node_1", &[], false),
+            ("same labels", pod().node_selector("foo", "bar"), "node_1", foo_bar, true),
+            ("node labels are superset", pod().node_selector("foo", "bar"), "node_1", &[("foo", "bar"), ("baz", "blah")], true),
+            (
+                "node labels are subset",
+                pod().node_selector("foo", "bar").node_selector("baz", "blah"),
+                "node_1",
+                foo_bar,
+                false,
+            ),
+            (
+                "Pod with matchExpressions using In operator that matches the existing node",
+                pod().node_affinity_term(term(vec![req("foo", "In", &["bar", "value2"])])),
+                "node_1",
+                foo_bar,
+                true,
+            ),
+            (
+                "Pod with matchExpressions using Gt operator that matches the existing node",
+                pod().node_affinity_term(term(vec![req("kernel-version", "Gt", &["0204"])])),
+                "node_1",
+                &[("kernel-version", "0206")],
+                true,
+            ),
+            (
+                "Pod with matchExpressions using NotIn operator that matches the existing node",
+                pod().node_affinity_term(term(vec![req("mem-type", "NotIn", &["DDR", "DDR2"])])),
+                "node_1",
+                &[("mem-type", "DDR3")],
+                true,
+            ),
+            (
+                "Pod with matchExpressions using Exists operator that matches the existing node",
+                pod().node_affinity_term(term(vec![req("GPU", "Exists", &[])])),
+                "node_1",
+                &[("GPU", "NVIDIA-GRID-K1")],
+                true,
+            ),
+            (
+                "Pod with affinity that don't match node's labels won't schedule onto the node",
+                pod().node_affinity_term(term(vec![req("foo", "In", &["value1", "value2"])])),
+                "node_1",
+                foo_bar,
+                false,
+            ),
+            (
+                "Pod with a nil []NodeSelectorTerm in affinity, can't match the node's labels and won't schedule onto the node",
+                required(Some(vec![])),
+                "node_1",
+                foo_bar,
+                false,
+            ),
+            (
+                "Pod with empty MatchExpressions is not a valid value will match no objects and won't schedule onto the node",
+                pod().node_affinity_term(term(vec![])),
+                "node_1",
+                foo_bar,
+                false,
+            ),
+            ("Pod with no Affinity will schedule onto a node", pod(), "node_1", foo_bar, true),
+            ("Pod with Affinity but nil NodeSelector will schedule onto a node", required(None), "node_1", foo_bar, true),
+            (
+                "Pod with multiple matchExpressions ANDed that matches the existing node",
+                pod().node_affinity_term(term(vec![req("GPU", "Exists", &[]), req("GPU", "NotIn", &["AMD", "INTER"])])),
+                "node_1",
+                &[("GPU", "NVIDIA-GRID-K1")],
+                true,
+            ),
+            (
+                "Pod with multiple matchExpressions ANDed that doesn't match the existing node",
+                pod().node_affinity_term(term(vec![req("GPU", "Exists", &[]), req("GPU", "In", &["AMD", "INTER"])])),
+                "node_1",
+                &[("GPU", "NVIDIA-GRID-K1")],
+                false,
+            ),
+            (
+                "Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels and will schedule onto the node",
+                pod()
+                    .node_affinity_term(term(vec![req("foo", "In", &["bar", "value2"])]))
+                    .node_affinity_term(term(vec![req("diffkey", "In", &["wrong", "value2"])])),
+                "node_1",
+                foo_bar,
+                true,
+            ),
+            (
+                "Pod with an Affinity and a PodSpec.NodeSelector(the old thing that we are deprecating) both are satisfied, will schedule onto the node",
+                pod().node_selector("foo", "bar").node_affinity_term(term(vec![req("foo", "Exists", &[])])),
+                "node_1",
+                foo_bar,
+                true,
+            ),
+            (
+                "Pod with an Affinity matches node's labels but the PodSpec.NodeSelector(the old thing that we are deprecating) is not satisfied, won't schedule onto the node",
+                pod().node_selector("foo", "bar").node_affinity_term(term(vec![req("foo", "Exists", &[])])),
+                "node_1",
+                &[("foo", "barrrrrr")],
+                false,
+            ),
+            (
+                "Pod with an invalid value in Affinity term won't be scheduled onto the node",
+                pod().node_affinity_term(term(vec![req("foo", "NotIn", &["invalid value: ___@#$%^"])])),
+                "node_1",
+                foo_bar,
+                false,
+            ),
+            (
+                "Pod with matchFields using In operator that matches the existing node",
+                pod().node_affinity_term(name_in("node_1")),
+                "node_1",
+                &[],
+                true,
+            ),
+            (
+                "Pod with matchFields using In operator that does not match the existing node",
+                pod().node_affinity_term(name_in("node_1")),
+                "node_2",
+                &[],
+                false,
+            ),
+            (
+                "Pod with two terms: matchFields does not match, but matchExpressions matches",
+                pod().node_affinity_term(name_in("node_1")).node_affinity_term(term(vec![req("foo", "In", &["bar"])])),
+                "node_2",
+                foo_bar,
+                true,
+            ),
+            (
+                "Pod with one term: matchFields does not match, but matchExpressions matches",
+                pod().node_affinity_term(both(name_in("node_1"), vec![req("foo", "In", &["bar"])])),
+                "node_2",
+                foo_bar,
+                false,
+            ),
+            (
+                "Pod with one term: both matchFields and matchExpressions match",
+                pod().node_affinity_term(both(name_in("node_1"), vec![req("foo", "In", &["bar"])])),
+                "node_1",
+                foo_bar,
+                true,
+            ),
+        ];
+        for (name, pod, node_name, labels, fits) in cases {
+            let node = labels.iter().fold(NodeBuilder::new(node_name), |b, (k, v)| b.label(k, v)).build();
+            let node = NodeInfo::from_parts(node, []);
+            let want = if fits { vec![] } else { vec![ERR_NODE_SELECTOR_NOT_MATCH] };
+            assert_eq!(reasons_of(&MatchNodeSelector, pod.build(), &node), want, "{name}");
+        }
+    }
+
+    /// A term with both `matchFields` and `matchExpressions` (ANDed).
+    fn both(
+        fields: k8s_openapi::api::core::v1::NodeSelectorTerm,
+        expressions: Vec<k8s_openapi::api::core::v1::NodeSelectorRequirement>,
+    ) -> k8s_openapi::api::core::v1::NodeSelectorTerm {
+        k8s_openapi::api::core::v1::NodeSelectorTerm { match_expressions: Some(expressions), ..fields }
+    }
+
     #[test]
     fn required_affinity_without_terms_matches_nothing() {
         let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);

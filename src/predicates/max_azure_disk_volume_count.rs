@@ -1,6 +1,6 @@
 //! MaxAzureDiskVolumeCount: the Azure disks on the node, counted once each by `diskName` (inline
-//! `azureDisk`, claims bound to Azure Disk PersistentVolumes, unbound claims of
-//! `kubernetes.io/azure-disk` StorageClasses), may not exceed the node's limit:
+//! `azureDisk`, claims bound to Azure Disk PersistentVolumes, and claims that cannot be followed to
+//! a volume, once per claim: see [`crate::predicates::volume_count`]), may not exceed the node's limit:
 //! `attachable-volumes-azure-disk` from its allocatable, else 16. `KUBE_MAX_PD_VOLS` is not read.
 
 use crate::predicates::volume_count::InTreeVolumeCount;
@@ -17,7 +17,6 @@ pub fn predicate() -> InTreeVolumeCount {
         name: "MaxAzureDiskVolumeCount",
         inline: |v| v.azure_disk.as_ref().map(|s| s.disk_name.as_str()),
         persistent: |pv| pv.spec.as_ref()?.azure_disk.as_ref().map(|s| s.disk_name.as_str()),
-        provisioner: "kubernetes.io/azure-disk",
         limit_key: LIMIT_KEY,
         default_limit: |_| DEFAULT_LIMIT,
     }
@@ -57,7 +56,14 @@ mod tests {
             ("claim bound to an Azure PV", one(), vec![disks(0..1)], vec![claim("bound")], fail.clone()),
             ("claim bound to the attached disk", one(), vec![vec![azure("disk-pv")]], vec![claim("bound")], vec![]),
             ("unbound claim of an Azure class", one(), vec![disks(0..1)], vec![claim("unbound")], fail.clone()),
-            ("unbound claim of a CSI class", one(), vec![disks(0..1)], vec![claim("unbound-csi")], vec![]),
+            // 1.12: a claim that cannot be followed to a volume counts whatever its class.
+            (
+                "unbound claim of a CSI class counts too",
+                one(),
+                vec![disks(0..1)],
+                vec![claim("unbound-csi")],
+                fail.clone(),
+            ),
         ];
         for (name, node, existing, new, want) in cases {
             assert_eq!(run(&predicate(), &objects, node, existing, new), want, "{name}");

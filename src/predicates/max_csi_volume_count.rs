@@ -2,9 +2,8 @@
 //! the driver's limit on the node.
 //!
 //! Upstream: `CSIMaxVolumeLimitChecker` in pkg/scheduler/algorithm/predicates/csi_volume_predicate.go
-//! (Policy era, registered there as `MaxCSIVolumeCountPred`) and
-//! pkg/scheduler/framework/plugins/nodevolumelimits/csi.go (1.22: generic ephemeral volumes, and
-//! the incoming pod's claims must exist).
+//! (Policy era, registered there as `MaxCSIVolumeCountPred`), as of 1.15-1.17; generic ephemeral
+//! volumes as pkg/scheduler/framework/plugins/nodevolumelimits/csi.go (1.22) reads them.
 //!
 //! - Volumes are counted through claims only: a `persistentVolumeClaim`, or the `<pod>-<volume>`
 //!   claim of a generic ephemeral volume. The claim's PersistentVolume gives `spec.csi.driver` and
@@ -12,6 +11,12 @@
 //!   against its StorageClass's provisioner (the class from the beta annotation
 //!   `volume.beta.kubernetes.io/storage-class`, else `storageClassName`; no class or a missing
 //!   one: not counted).
+//! - A claim that does not exist is not counted, for the incoming pod as for the pods on the node:
+//!   without it there is no driver to count it against ("Unable to look up PVC info", continue).
+//!   Every Policy-era release did so (1.12-1.14 counted only bound claims with their
+//!   PersistentVolume; 1.15 added the StorageClass fallback above); unlike the in-tree counts, the
+//!   1.12 "count the PV towards the PV limit" rule never applied here, and the 1.22 rule that the
+//!   incoming pod's claims must exist is not followed either.
 //! - Inline `csi` volumes (CSI ephemeral volumes) are not counted, as upstream: csi.go counts
 //!   inline volumes only when they are in-tree volumes migrated to CSI.
 //! - CSI migration is taken to be off: in-tree PersistentVolumes, inline in-tree volumes and
@@ -30,7 +35,7 @@ use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::engine::PodContext;
-use crate::predicates::volume_count::{allocatable_limit, bound_volume, claim_of, count_unique, VolumeId};
+use crate::predicates::volume_count::{allocatable_limit, bound_volume, claim_of, count_unique, ClaimRef, VolumeId};
 use crate::predicates::{Predicate, Reason};
 
 pub use crate::predicates::volume_count::ERR_MAX_VOLUME_COUNT_EXCEEDED;
@@ -62,15 +67,11 @@ pub struct MaxCSIVolumeCount;
 type CsiVolume<'a> = (&'a str, VolumeId<'a>);
 
 /// `filterAttachableVolumes`: pushes the pod's CSI volumes (duplicates included).
-fn csi_volumes<'a>(
-    objects: &'a VolumeObjects,
-    pod: &'a Pod,
-    incoming: bool,
-    out: &mut Vec<CsiVolume<'a>>,
-) -> Result<(), Reason> {
+fn csi_volumes<'a>(objects: &'a VolumeObjects, pod: &'a Pod, out: &mut Vec<CsiVolume<'a>>) -> Result<(), Reason> {
     for volume in &pod.spec.volumes {
-        let Some(pvc) = claim_of(objects, pod, volume, incoming)? else { continue };
-        if let Some(v) = driver_info(objects, pvc) {
+        // A missing claim names no driver: not counted.
+        let ClaimRef::Found(pvc) = claim_of(objects, pod, volume)? else { continue };
+        if let Some(v) = driver_info(objects, pod, pvc) {
             out.push(v);
         }
     }
@@ -79,10 +80,10 @@ fn csi_volumes<'a>(
 
 /// `getCSIDriverInfo`: the driver and volume handle of a claim's PersistentVolume, or its
 /// StorageClass's provisioner when it is unbound or its PersistentVolume is missing.
-fn driver_info<'a>(objects: &'a VolumeObjects, pvc: &'a PersistentVolumeClaim) -> Option<CsiVolume<'a>> {
+fn driver_info<'a>(objects: &'a VolumeObjects, pod: &'a Pod, pvc: &'a PersistentVolumeClaim) -> Option<CsiVolume<'a>> {
     let pv_name = bound_volume(pvc);
     let pv = if pv_name.is_empty() { None } else { objects.pv(pv_name) };
-    let Some(pv) = pv else { return driver_info_from_class(objects, pvc) };
+    let Some(pv) = pv else { return driver_info_from_class(objects, pod, pvc) };
     // A PersistentVolume that is not CSI is counted only once migrated to CSI (off here).
     let csi = pv.spec.as_ref()?.csi.as_ref()?;
     (!csi.driver.is_empty() && !csi.volume_handle.is_empty())
@@ -91,7 +92,11 @@ fn driver_info<'a>(objects: &'a VolumeObjects, pvc: &'a PersistentVolumeClaim) -
 
 /// `getCSIDriverInfoFromSC`: the claim's StorageClass's provisioner and a placeholder id for the
 /// claim. Without a class (immediate binding: bound before scheduling) it is not counted.
-fn driver_info_from_class<'a>(objects: &'a VolumeObjects, pvc: &'a PersistentVolumeClaim) -> Option<CsiVolume<'a>> {
+fn driver_info_from_class<'a>(
+    objects: &'a VolumeObjects,
+    pod: &'a Pod,
+    pvc: &'a PersistentVolumeClaim,
+) -> Option<CsiVolume<'a>> {
     let class = claim_class(pvc);
     if class.is_empty() {
         return None;
@@ -100,13 +105,7 @@ fn driver_info_from_class<'a>(objects: &'a VolumeObjects, pvc: &'a PersistentVol
     if provisioner.is_empty() || MIGRATABLE_IN_TREE_PLUGINS.contains(&provisioner) {
         return None;
     }
-    Some((
-        provisioner,
-        VolumeId::Claim {
-            namespace: pvc.metadata.namespace.as_deref().unwrap_or(""),
-            name: pvc.metadata.name.as_deref().unwrap_or(""),
-        },
-    ))
+    Some((provisioner, VolumeId::claim(pod, Cow::Borrowed(pvc.metadata.name.as_deref().unwrap_or("")))))
 }
 
 /// `GetPersistentVolumeClaimClass`: the beta annotation first, then `spec.storageClassName`.
@@ -194,7 +193,7 @@ impl Predicate for MaxCSIVolumeCount {
             return;
         }
         let mut new = Vec::new();
-        if let Err(reason) = csi_volumes(&ctx.volumes, pod, true, &mut new) {
+        if let Err(reason) = csi_volumes(&ctx.volumes, pod, &mut new) {
             reasons.push(reason);
             return;
         }
@@ -207,7 +206,7 @@ impl Predicate for MaxCSIVolumeCount {
         }
         let mut existing = Vec::new();
         for p in node.pods.pods() {
-            if let Err(reason) = csi_volumes(&ctx.volumes, &p.pod, false, &mut existing) {
+            if let Err(reason) = csi_volumes(&ctx.volumes, &p.pod, &mut existing) {
                 reasons.push(reason);
                 return;
             }
@@ -504,13 +503,19 @@ mod tests {
         assert!(check(&o, none, vec![claims("ebs", 0..1)], claims("ebs", 1..2)).is_empty());
     }
 
+    /// csi_volume_predicate.go (1.15-1.17) `filterAttachableVolumes`: a claim that cannot be
+    /// looked up is skipped, for the incoming pod as for the pods on the node.
     #[test]
-    fn claims_of_the_incoming_pod_must_exist_and_ephemeral_ones_belong_to_it() {
+    fn missing_claims_are_not_counted_and_ephemeral_ones_belong_to_the_pod() {
         let o = objects();
-        let got = check(&o, NodeBuilder::new("n"), vec![], vec![claim("gone")]);
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].message, "looking up PVC default/gone: persistentvolumeclaim \"gone\" not found");
-        assert!(!got[0].resolvable);
+        let tight = || NodeBuilder::new("n").alloc(&[(csi_limit_key("ebs.csi.aws.com").as_ref(), "1")]);
+        assert_eq!(check(&o, tight(), vec![claims("ebs", 0..1)], vec![claim("gone")]), vec![]);
+        assert_eq!(check(&o, tight(), vec![vec![claim("gone")]], claims("ebs", 0..1)), vec![]);
+        assert_eq!(
+            check(&o, tight(), vec![claims("ebs", 0..1)], claims("ebs", 1..2)),
+            vec![ERR_MAX_VOLUME_COUNT_EXCEEDED],
+            "the same node refuses a claim it can count"
+        );
 
         let mut o = objects();
         o.upsert_pvc(ephemeral_pvc("p-cache", "", "ebs-csi", "uid-someone-else"));

@@ -1,6 +1,7 @@
 //! MaxEBSVolumeCount: the AWS EBS volumes on the node, counted once each (inline
-//! `awsElasticBlockStore`, claims bound to EBS PersistentVolumes, unbound claims of
-//! `kubernetes.io/aws-ebs` StorageClasses), may not exceed the node's limit.
+//! `awsElasticBlockStore`, claims bound to EBS PersistentVolumes, and claims that cannot be followed
+//! to a volume, once per claim: see [`crate::predicates::volume_count`]), may not exceed the node's
+//! limit.
 //!
 //! The limit is `attachable-volumes-aws-ebs` from the node's allocatable, else 39, or 25 on Nitro
 //! instance types (`getMaxEBSVolume`). `KUBE_MAX_PD_VOLS` is not read.
@@ -22,7 +23,6 @@ pub fn predicate() -> InTreeVolumeCount {
         name: "MaxEBSVolumeCount",
         inline: |v| v.aws_elastic_block_store.as_ref().map(|s| s.volume_id.as_str()),
         persistent: |pv| pv.spec.as_ref()?.aws_elastic_block_store.as_ref().map(|s| s.volume_id.as_str()),
-        provisioner: "kubernetes.io/aws-ebs",
         limit_key: LIMIT_KEY,
         default_limit,
     }
@@ -192,18 +192,18 @@ mod tests {
                 vec![],
             ),
             (
-                "unbound claim of another class",
+                "unbound claim of another class counts too (1.12: whatever the class)",
                 n().alloc(&[(LIMIT_KEY, "1")]),
                 vec![ebs_ids(0..1)],
                 vec![claim("unbound-other")],
-                vec![],
+                fail.clone(),
             ),
             (
-                "unbound claim without class",
+                "unbound claim without class counts too",
                 n().alloc(&[(LIMIT_KEY, "1")]),
                 vec![ebs_ids(0..1)],
                 vec![claim("unbound-no-class")],
-                vec![],
+                fail.clone(),
             ),
             (
                 "missing PV, EBS class",
@@ -213,11 +213,11 @@ mod tests {
                 fail.clone(),
             ),
             (
-                "missing PV, other class",
+                "missing PV, other class counts too",
                 n().alloc(&[(LIMIT_KEY, "1")]),
                 vec![ebs_ids(0..1)],
                 vec![claim("pv-missing-other")],
-                vec![],
+                fail.clone(),
             ),
             (
                 "existing pod's claims count",
@@ -227,10 +227,24 @@ mod tests {
                 fail.clone(),
             ),
             (
-                "existing pod's missing claim is not counted",
+                "existing pod's missing claim counts",
                 n().alloc(&[(LIMIT_KEY, "1")]),
                 vec![vec![claim("gone")]],
                 ebs_ids(0..1),
+                fail.clone(),
+            ),
+            (
+                "the incoming pod's missing claim counts",
+                n().alloc(&[(LIMIT_KEY, "1")]),
+                vec![ebs_ids(0..1)],
+                vec![claim("gone")],
+                fail.clone(),
+            ),
+            (
+                "a missing claim on the node and in the pod counts once",
+                n().alloc(&[(LIMIT_KEY, "1")]),
+                vec![vec![claim("gone")]],
+                vec![claim("gone")],
                 vec![],
             ),
         ];
@@ -239,12 +253,159 @@ mod tests {
         }
     }
 
+    /// upstream: TestVolumeCountConflicts (1.12 max_attachable_volume_predicate_test.go), every
+    /// EBSVolumeFilterType case, with the limit from the node's allocatable (the test's second run)
+    /// and its fake claims and volumes: `someEBSVol` bound to an EBS PV, `someNonEBSVol` bound to a
+    /// PV of no known type, `pvcWithDeletedPV`/`anotherPVCWithDeletedPV` bound to PVs that do not
+    /// exist, `unboundPVC`/`anotherUnboundPVC` unbound (none has a StorageClass), `deletedPVC` and
+    /// `anotherDeletedPVC` missing.
     #[test]
-    fn a_missing_claim_of_the_incoming_pod_is_unresolvable() {
-        let got = run(&predicate(), &VolumeObjects::default(), NodeBuilder::new("n"), vec![], vec![claim("gone")]);
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].message, "looking up PVC default/gone: persistentvolumeclaim \"gone\" not found");
-        assert!(!got[0].resolvable);
+    fn upstream_volume_count_conflicts_ebs() {
+        let mut objects = VolumeObjects::default();
+        objects.upsert_pv(ebs_pv("someEBSVol", "ebsVol"));
+        objects.upsert_pv(pv("someNonEBSVol", Default::default()));
+        objects.upsert_pvc(pvc("someEBSVol", "someEBSVol", ""));
+        objects.upsert_pvc(pvc("someNonEBSVol", "someNonEBSVol", ""));
+        objects.upsert_pvc(pvc("pvcWithDeletedPV", "pvcWithDeletedPV", ""));
+        objects.upsert_pvc(pvc("anotherPVCWithDeletedPV", "anotherPVCWithDeletedPV", ""));
+        objects.upsert_pvc(pvc("unboundPVC", "", ""));
+        objects.upsert_pvc(pvc("anotherUnboundPVC", "", ""));
+
+        let one_vol = || vec![ebs("ovp")];
+        let two_vol = || vec![ebs("tvp1"), ebs("tvp2")];
+        // splitVolsPod and nonApplicablePod also mount a hostPath, which no count reads.
+        let split_vols = || vec![ebs("svp")];
+        let non_applicable = Vec::new;
+        let empty = Vec::new;
+        let one_pvc = || vec![claim("someEBSVol")];
+        let split_pvc = || vec![claim("someNonEBSVol"), claim("someEBSVol")];
+        let deleted_pvc = || vec![claim("deletedPVC")];
+        let two_deleted_pvc = || vec![claim("deletedPVC"), claim("anotherDeletedPVC")];
+        let deleted_pv = || vec![claim("pvcWithDeletedPV")];
+        let another_deleted_pv = || vec![claim("anotherPVCWithDeletedPV")];
+        let unbound_pvc = || vec![claim("unboundPVC")];
+        let another_unbound_pvc = || vec![claim("anotherUnboundPVC")];
+
+        /// (test, new pod, existing pods, maxVols, fits)
+        type Case = (&'static str, Vec<Volume>, Vec<Vec<Volume>>, u32, bool);
+        let cases: Vec<Case> = vec![
+            ("fits when node capacity >= new pod's EBS volumes", one_vol(), vec![two_vol(), one_vol()], 4, true),
+            ("doesn't fit when node capacity < new pod's EBS volumes", two_vol(), vec![one_vol()], 2, false),
+            ("new pod's count ignores non-EBS volumes", split_vols(), vec![two_vol()], 3, true),
+            (
+                "existing pods' counts ignore non-EBS volumes",
+                two_vol(),
+                vec![split_vols(), non_applicable(), empty()],
+                3,
+                true,
+            ),
+            (
+                "new pod's count considers PVCs backed by EBS volumes",
+                one_pvc(),
+                vec![split_vols(), non_applicable(), empty()],
+                3,
+                true,
+            ),
+            (
+                "new pod's count ignores PVCs not backed by EBS volumes",
+                split_pvc(),
+                vec![split_vols(), one_vol()],
+                3,
+                true,
+            ),
+            (
+                "existing pods' counts considers PVCs backed by EBS volumes",
+                two_vol(),
+                vec![one_vol(), one_pvc()],
+                3,
+                false,
+            ),
+            (
+                "already-mounted EBS volumes are always ok to allow",
+                two_vol(),
+                vec![one_vol(), two_vol(), one_pvc()],
+                4,
+                true,
+            ),
+            (
+                "the same EBS volumes are not counted multiple times",
+                split_vols(),
+                vec![one_vol(), one_vol(), one_pvc()],
+                3,
+                true,
+            ),
+            (
+                "pod with missing PVC is counted towards the PV limit",
+                one_pvc(),
+                vec![one_vol(), deleted_pvc()],
+                2,
+                false,
+            ),
+            (
+                "pod with missing PVC is counted towards the PV limit",
+                one_pvc(),
+                vec![one_vol(), deleted_pvc()],
+                3,
+                true,
+            ),
+            (
+                "pod with missing two PVCs is counted towards the PV limit twice",
+                one_pvc(),
+                vec![one_vol(), two_deleted_pvc()],
+                3,
+                false,
+            ),
+            ("pod with missing PV is counted towards the PV limit", one_pvc(), vec![one_vol(), deleted_pv()], 2, false),
+            ("pod with missing PV is counted towards the PV limit", one_pvc(), vec![one_vol(), deleted_pv()], 3, true),
+            (
+                "two pods missing the same PV are counted towards the PV limit only once",
+                deleted_pv(),
+                vec![one_vol(), deleted_pv()],
+                2,
+                true,
+            ),
+            (
+                "two pods missing different PVs are counted towards the PV limit twice",
+                another_deleted_pv(),
+                vec![one_vol(), deleted_pv()],
+                2,
+                false,
+            ),
+            (
+                "pod with unbound PVC is counted towards the PV limit",
+                one_pvc(),
+                vec![one_vol(), unbound_pvc()],
+                2,
+                false,
+            ),
+            (
+                "pod with unbound PVC is counted towards the PV limit",
+                one_pvc(),
+                vec![one_vol(), unbound_pvc()],
+                3,
+                true,
+            ),
+            (
+                "the same unbound PVC in multiple pods is counted towards the PV limit only once",
+                unbound_pvc(),
+                vec![one_vol(), unbound_pvc()],
+                2,
+                true,
+            ),
+            (
+                "two different unbound PVCs are counted towards the PV limit as two volumes",
+                another_unbound_pvc(),
+                vec![one_vol(), unbound_pvc()],
+                2,
+                false,
+            ),
+        ];
+        for (name, new, existing, max_vols, fits) in cases {
+            let limit = max_vols.to_string();
+            let node = NodeBuilder::new("n").alloc(&[(LIMIT_KEY, limit.as_str())]);
+            let want = if fits { vec![] } else { vec![ERR_MAX_VOLUME_COUNT_EXCEEDED] };
+            assert_eq!(run(&predicate(), &objects, node, existing, new), want, "{name} (maxVols {max_vols})");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! MaxGCEPDVolumeCount: the GCE persistent disks on the node, counted once each (inline
-//! `gcePersistentDisk`, claims bound to GCE PD PersistentVolumes, unbound claims of
-//! `kubernetes.io/gce-pd` StorageClasses), may not exceed the node's limit: `attachable-volumes-gce-pd`
-//! from its allocatable, else 16. `KUBE_MAX_PD_VOLS` is not read.
+//! `gcePersistentDisk`, claims bound to GCE PD PersistentVolumes, and claims that cannot be followed
+//! to a volume, once per claim: see [`crate::predicates::volume_count`]), may not exceed the node's
+//! limit: `attachable-volumes-gce-pd` from its allocatable, else 16. `KUBE_MAX_PD_VOLS` is not read.
 
 use crate::predicates::volume_count::InTreeVolumeCount;
 
@@ -17,7 +17,6 @@ pub fn predicate() -> InTreeVolumeCount {
         name: "MaxGCEPDVolumeCount",
         inline: |v| v.gce_persistent_disk.as_ref().map(|s| s.pd_name.as_str()),
         persistent: |pv| pv.spec.as_ref()?.gce_persistent_disk.as_ref().map(|s| s.pd_name.as_str()),
-        provisioner: "kubernetes.io/gce-pd",
         limit_key: LIMIT_KEY,
         default_limit: |_| DEFAULT_LIMIT,
     }
@@ -71,7 +70,17 @@ mod tests {
             ("claim bound to the attached disk", one(), vec![vec![gce("pd-pv", true)]], vec![claim("bound")], vec![]),
             ("claim bound to an EBS PV", one(), vec![pds(0..1)], vec![claim("bound-ebs")], vec![]),
             ("unbound claim of a GCE class", one(), vec![pds(0..1)], vec![claim("unbound")], fail.clone()),
-            ("unbound claim of an EBS class", one(), vec![pds(0..1)], vec![claim("unbound-ebs")], vec![]),
+            // 1.12: a claim that cannot be followed to a volume counts whatever its class.
+            (
+                "unbound claim of an EBS class counts too",
+                one(),
+                vec![pds(0..1)],
+                vec![claim("unbound-ebs")],
+                fail.clone(),
+            ),
+            ("missing claim counts", one(), vec![pds(0..1)], vec![claim("gone")], fail.clone()),
+            ("missing claim of a pod on the node counts", one(), vec![vec![claim("gone")]], pds(0..1), fail.clone()),
+            ("missing ephemeral claim counts", one(), vec![pds(0..1)], vec![ephemeral("cache")], fail.clone()),
             ("missing PV, GCE class", one(), vec![pds(0..1)], vec![claim("pv-missing")], fail.clone()),
             ("generic ephemeral volume", one(), vec![pds(0..1)], vec![ephemeral("scratch")], fail.clone()),
             ("generic ephemeral volume, room left", n(), vec![pds(0..1)], vec![ephemeral("scratch")], vec![]),

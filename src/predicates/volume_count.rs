@@ -1,11 +1,16 @@
-//! What the volume-count predicates share: telling a pod's volumes apart (directly, through a
-//! claim and its PersistentVolume, or by the claim's StorageClass while it is unbound), reading a
-//! node's attach limits, and the in-tree counting shape of MaxEBSVolumeCount, MaxGCEPDVolumeCount
-//! and MaxAzureDiskVolumeCount.
+//! What the volume-count predicates share: telling a pod's volumes apart (directly, or through a
+//! claim and its PersistentVolume), reading a node's attach limits, and the in-tree counting shape
+//! of MaxEBSVolumeCount, MaxGCEPDVolumeCount and MaxAzureDiskVolumeCount.
 //!
-//! Upstream: `MaxPDVolumeCountChecker` in pkg/scheduler/algorithm/predicates/predicates.go (Policy
-//! era) and pkg/scheduler/framework/plugins/nodevolumelimits/non_csi.go (1.22), which added generic
-//! ephemeral volumes and the rule that the incoming pod's claims must exist.
+//! Upstream: `MaxPDVolumeCountChecker.filterVolumes` in pkg/scheduler/algorithm/predicates/
+//! predicates.go as of 1.12: a claim that cannot be followed to a volume (the claim does not exist,
+//! is not bound, or its PersistentVolume does not exist) counts toward the limit of every in-tree
+//! predicate, once per claim (keyed by the pod's namespace and the claim's name), for the incoming
+//! pod and for the pods on the node alike ("count the PV towards the PV limit"), so a pod cannot
+//! slip past the limit while its claims are being bound. (1.16 narrowed this to claims whose
+//! StorageClass has the predicate's provisioner and stopped counting missing claims; 1.22 made a
+//! missing claim of the incoming pod an error. Neither is followed here.) Generic ephemeral volumes
+//! (1.21+) read through their `<pod>-<volume>` claim the same way.
 //!
 //! CSI migration of in-tree volumes is not modelled: it is taken to be off on every node, so the
 //! in-tree predicates always count their volumes and MaxCSIVolumeCount never counts in-tree ones.
@@ -24,22 +29,21 @@ use crate::predicates::{Predicate, Reason};
 pub const ERR_MAX_VOLUME_COUNT_EXCEEDED: Reason = Reason::resolvable("node(s) exceed max volume count");
 
 /// One volume, as the count tells volumes apart: two pods using the same one count it once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum VolumeId<'a> {
     /// The volume's own id: a GCE `pdName`, an EBS `volumeID`, an Azure `diskName`, a CSI
     /// `volumeHandle`.
     Volume(&'a str),
-    /// A claim counted without knowing its volume (unbound, or bound to a PersistentVolume that is
-    /// missing): one per claim, never equal to a real volume id (upstream uses a random prefix).
-    Claim { namespace: &'a str, name: &'a str },
+    /// A claim counted without knowing its volume (missing, unbound, or bound to a
+    /// PersistentVolume that is missing): one per claim, never equal to a real volume id (upstream
+    /// uses a random prefix). The name is owned only for the missing claim of an ephemeral volume.
+    Claim { namespace: &'a str, name: Cow<'a, str> },
 }
 
 impl<'a> VolumeId<'a> {
-    fn claim(pvc: &'a PersistentVolumeClaim) -> Self {
-        VolumeId::Claim {
-            namespace: pvc.metadata.namespace.as_deref().unwrap_or(""),
-            name: pvc.metadata.name.as_deref().unwrap_or(""),
-        }
+    /// The claim `name` of a pod, in the pod's namespace.
+    pub(crate) fn claim(pod: &'a Pod, name: Cow<'a, str>) -> Self {
+        VolumeId::Claim { namespace: &pod.metadata.namespace, name }
     }
 }
 
@@ -47,38 +51,39 @@ fn unresolvable(message: String) -> Reason {
     Reason::new(Cow::Owned(message), false)
 }
 
+/// What a volume reads through.
+#[derive(Debug)]
+pub(crate) enum ClaimRef<'a> {
+    /// No claim: an inline volume.
+    NoClaim,
+    /// The claim, found.
+    Found(&'a PersistentVolumeClaim),
+    /// A claim that does not exist, by name (in the pod's namespace).
+    Missing(Cow<'a, str>),
+}
+
 /// The claim a volume reads through: `persistentVolumeClaim.claimName`, or `<pod>-<volume>` for a
-/// generic ephemeral volume, whose claim must be controlled by the pod (`ephemeral.VolumeIsForPod`).
-///
-/// `Ok(None)` for a volume without a claim, and for a missing claim of a pod already on the node:
-/// not counted, "there's no guarantee that it belongs to the running predicate". A missing claim
-/// of the incoming pod is an error (non_csi.go/csi.go since 1.22: "The PVC is required to proceed
-/// with scheduling of a new pod because it cannot run without it"); upstream returns it as an
-/// error status (later UnschedulableAndUnresolvable), here an unresolvable reason with its text.
+/// generic ephemeral volume, whose claim, when it exists, must be controlled by the pod
+/// (`ephemeral.VolumeIsForPod`). A claim without a name is an error, as upstream's
+/// "PersistentVolumeClaim had no name"; both errors are unresolvable reasons with their text.
 pub(crate) fn claim_of<'a>(
     objects: &'a VolumeObjects,
-    pod: &Pod,
-    volume: &Volume,
-    incoming: bool,
-) -> Result<Option<&'a PersistentVolumeClaim>, Reason> {
+    pod: &'a Pod,
+    volume: &'a Volume,
+) -> Result<ClaimRef<'a>, Reason> {
     let namespace = pod.metadata.namespace.as_str();
-    let (name, ephemeral): (Cow<'_, str>, bool) = if let Some(claim) = &volume.persistent_volume_claim {
+    let (name, ephemeral): (Cow<'a, str>, bool) = if let Some(claim) = &volume.persistent_volume_claim {
         (Cow::Borrowed(claim.claim_name.as_str()), false)
     } else if volume.ephemeral.is_some() {
         (Cow::Owned(format!("{}-{}", pod.metadata.name, volume.name)), true)
     } else {
-        return Ok(None);
+        return Ok(ClaimRef::NoClaim);
     };
     if name.is_empty() {
         return Err(unresolvable("PersistentVolumeClaim had no name".to_string()));
     }
     let Some(pvc) = objects.pvc(namespace, &name) else {
-        if incoming {
-            return Err(unresolvable(format!(
-                "looking up PVC {namespace}/{name}: persistentvolumeclaim \"{name}\" not found"
-            )));
-        }
-        return Ok(None);
+        return Ok(ClaimRef::Missing(name));
     };
     if ephemeral && !is_controlled_by(pvc, pod) {
         return Err(unresolvable(format!(
@@ -86,7 +91,7 @@ pub(crate) fn claim_of<'a>(
             pod.metadata.name
         )));
     }
-    Ok(Some(pvc))
+    Ok(ClaimRef::Found(pvc))
 }
 
 /// `metav1.IsControlledBy`: the claim's controller owner reference names the pod's UID.
@@ -115,8 +120,6 @@ pub struct InTreeVolumeCount {
     pub inline: fn(&Volume) -> Option<&str>,
     /// The id of a PersistentVolume of this type.
     pub persistent: fn(&PersistentVolume) -> Option<&str>,
-    /// The in-tree provisioner whose StorageClasses make volumes of this type.
-    pub provisioner: &'static str,
     /// The allocatable resource that overrides the default limit.
     pub limit_key: &'static str,
     /// The limit when the node does not publish one.
@@ -124,19 +127,12 @@ pub struct InTreeVolumeCount {
 }
 
 impl InTreeVolumeCount {
-    /// `matchProvisioner`: the claim's `spec.storageClassName` (not the beta annotation) names a
-    /// StorageClass of this type's provisioner.
-    fn matches_provisioner(&self, objects: &VolumeObjects, pvc: &PersistentVolumeClaim) -> bool {
-        let class = pvc.spec.as_ref().and_then(|s| s.storage_class_name.as_deref());
-        class.and_then(|c| objects.storage_class(c)).is_some_and(|sc| sc.provisioner == self.provisioner)
-    }
-
-    /// `filterVolumes`: pushes the ids of the pod's volumes of this type (duplicates included).
+    /// `filterVolumes` (1.12): pushes the ids of the pod's volumes of this type, and of its claims
+    /// that cannot be followed to a volume (duplicates included).
     fn volume_ids<'a>(
         &self,
         objects: &'a VolumeObjects,
         pod: &'a Pod,
-        incoming: bool,
         out: &mut Vec<VolumeId<'a>>,
     ) -> Result<(), Reason> {
         for volume in &pod.spec.volumes {
@@ -144,11 +140,18 @@ impl InTreeVolumeCount {
                 out.push(VolumeId::Volume(id));
                 continue;
             }
-            let Some(pvc) = claim_of(objects, pod, volume, incoming)? else { continue };
+            let pvc = match claim_of(objects, pod, volume)? {
+                ClaimRef::NoClaim => continue,
+                ClaimRef::Missing(name) => {
+                    out.push(VolumeId::claim(pod, name));
+                    continue;
+                }
+                ClaimRef::Found(pvc) => pvc,
+            };
             let pv_name = bound_volume(pvc);
             // Unbound (deleted and recreated, or unbound by an admin: the pod may still use the
             // volume it was bound to), or bound to a PersistentVolume that is missing: counted
-            // once per claim when its StorageClass has this type's provisioner.
+            // once per claim, whatever its StorageClass.
             let pv = if pv_name.is_empty() { None } else { objects.pv(pv_name) };
             match pv {
                 Some(pv) => {
@@ -157,9 +160,8 @@ impl InTreeVolumeCount {
                     }
                 }
                 None => {
-                    if self.matches_provisioner(objects, pvc) {
-                        out.push(VolumeId::claim(pvc));
-                    }
+                    let name = pvc.metadata.name.as_deref().unwrap_or_default();
+                    out.push(VolumeId::claim(pod, Cow::Borrowed(name)));
                 }
             }
         }
@@ -178,7 +180,7 @@ impl Predicate for InTreeVolumeCount {
             return;
         }
         let mut new = Vec::new();
-        if let Err(reason) = self.volume_ids(&ctx.volumes, pod, true, &mut new) {
+        if let Err(reason) = self.volume_ids(&ctx.volumes, pod, &mut new) {
             reasons.push(reason);
             return;
         }
@@ -188,7 +190,7 @@ impl Predicate for InTreeVolumeCount {
         }
         let mut existing = Vec::new();
         for p in node.pods.pods() {
-            if let Err(reason) = self.volume_ids(&ctx.volumes, &p.pod, false, &mut existing) {
+            if let Err(reason) = self.volume_ids(&ctx.volumes, &p.pod, &mut existing) {
                 reasons.push(reason);
                 return;
             }
@@ -393,24 +395,28 @@ mod tests {
         objects.upsert_pvc(ephemeral_pvc("other-scratch", "", "", "uid-someone-else"));
         let web = PodBuilder::new("web").build();
         let other = PodBuilder::new("other").build();
+        let name = |r: ClaimRef<'_>| match r {
+            ClaimRef::Found(c) => format!("found {}", c.metadata.name.as_deref().unwrap_or_default()),
+            ClaimRef::Missing(n) => format!("missing {n}"),
+            ClaimRef::NoClaim => "none".to_string(),
+        };
 
-        let found = claim_of(&objects, &web, &claim("data"), true).unwrap();
-        assert_eq!(found.and_then(|c| c.metadata.name.as_deref()), Some("data"));
-        let found = claim_of(&objects, &web, &ephemeral("scratch"), true).unwrap();
-        assert_eq!(found.and_then(|c| c.metadata.name.as_deref()), Some("web-scratch"));
-        assert!(claim_of(&objects, &web, &gce("pd", false), true).unwrap().is_none());
+        let (data, scratch, pd, gone) = (claim("data"), ephemeral("scratch"), gce("pd", false), claim("gone"));
+        assert_eq!(name(claim_of(&objects, &web, &data).unwrap()), "found data");
+        assert_eq!(name(claim_of(&objects, &web, &scratch).unwrap()), "found web-scratch");
+        assert_eq!(name(claim_of(&objects, &web, &pd).unwrap()), "none");
+        assert_eq!(name(claim_of(&objects, &web, &gone).unwrap()), "missing gone");
+        let lonely = PodBuilder::new("lonely").build();
+        assert_eq!(name(claim_of(&objects, &lonely, &scratch).unwrap()), "missing lonely-scratch");
 
-        let missing = claim_of(&objects, &web, &claim("gone"), true).unwrap_err();
-        assert_eq!(missing.message, "looking up PVC default/gone: persistentvolumeclaim \"gone\" not found");
-        assert!(!missing.resolvable);
-        assert!(claim_of(&objects, &web, &claim("gone"), false).unwrap().is_none(), "existing pods: not counted");
-
-        let not_owner = claim_of(&objects, &other, &ephemeral("scratch"), true).unwrap_err();
+        let not_owner = claim_of(&objects, &other, &scratch).unwrap_err();
         assert_eq!(
             not_owner.message,
             "PVC default/other-scratch was not created for pod default/other (pod is not owner)"
         );
-        let no_name = claim_of(&objects, &web, &claim(""), false).unwrap_err();
+        assert!(!not_owner.resolvable);
+        let nameless = claim("");
+        let no_name = claim_of(&objects, &web, &nameless).unwrap_err();
         assert_eq!(no_name.message, "PersistentVolumeClaim had no name");
     }
 
@@ -421,7 +427,7 @@ mod tests {
             VolumeId::Volume("b"),
             VolumeId::Volume("c"),
             VolumeId::Volume("c"),
-            VolumeId::Claim { namespace: "default", name: "a" },
+            VolumeId::Claim { namespace: "default", name: Cow::Borrowed("a") },
         ];
         assert_eq!(count_unique(&mut existing, &mut new), (2, 2));
     }

@@ -6,7 +6,8 @@
 //!
 //! - A candidate lacking the topology key of any constraint is ignored: it scores 0.
 //! - Each constraint counts the pods of the incoming pod's namespace that match its selector
-//!   (`labelSelector` narrowed by `matchLabelKeys`) per topology value, over the nodes that have
+//!   (`labelSelector` narrowed by `matchLabelKeys`), terminating pods (`deletionTimestamp` set)
+//!   left out, per topology value, over the nodes that have
 //!   every constraint's key and pass its node inclusion policies (`nodeAffinityPolicy`, default
 //!   `Honor`; `nodeTaintsPolicy`, default `Ignore`), as the EvenPodsSpread predicate does. For
 //!   `kubernetes.io/hostname` the count is the candidate's own matching pods.
@@ -79,15 +80,8 @@ impl Priority for EvenPodsSpreadPriority {
             let taints_ok = any_honors_taints && tolerates_do_not_schedule_taints(pod, &node);
             let mut row = Vec::with_capacity(k);
             for (i, c) in constraints.iter().enumerate() {
-                let matching = || {
-                    node.pods
-                        .pods()
-                        .iter()
-                        .filter(|p| {
-                            p.pod.metadata.namespace == *namespace && c.selector.matches(&p.pod.metadata.labels)
-                        })
-                        .count() as i64
-                };
+                // Terminating pods are not counted (`SpreadConstraint::counts`).
+                let matching = || node.pods.pods().iter().filter(|p| c.counts(namespace, &p.pod)).count() as i64;
                 if c.topology_key == HOSTNAME {
                     // Upstream counts the node's own pods in Score, whatever the policies say.
                     row.push(matching());
@@ -292,6 +286,21 @@ mod tests {
         let pods = [three_webs(), webs("z", 5, "n5")].concat();
         let got = scores(nodes, pods, incoming(vec![soft(1, ZONE)]), &["n1", "n3", "n5"]);
         assert_eq!(got, [3, 10, 0]);
+    }
+
+    /// upstream: TestPodTopologySpreadScore (podtopologyspread scoring_test.go, 1.18+), case
+    /// "terminating Pods should be excluded": node-a 100, node-b 0 (10 and 0 on this scale).
+    /// Hostname, 2 candidates: weight ln 4 = 1.3863. node-a counts 0 (its pod is terminating),
+    /// node-b 1 -> raw 1. min 0, max 1: node-a 10*(1+0-0)/1 = 10, node-b 0.
+    #[test]
+    fn terminating_pods_are_not_counted() {
+        let nodes = vec![NodeBuilder::new("node-a").build(), NodeBuilder::new("node-b").build()];
+        let pods = vec![
+            PodBuilder::new("p-a").node("node-a").label("app", "web").terminating().build(),
+            PodBuilder::new("p-b").node("node-b").label("app", "web").build(),
+        ];
+        let pod = incoming(vec![soft(1, "kubernetes.io/hostname")]);
+        assert_eq!(scores(nodes, pods, pod, &["node-a", "node-b"]), [10, 0]);
     }
 
     #[test]

@@ -179,6 +179,21 @@ mod tests {
         }
     }
 
+    /// A term selecting pods whose `key` is not `value` (or missing).
+    fn not_in_term(key: &str, value: &str, topology_key: &str) -> PodAffinityTerm {
+        use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+        let requirement = LabelSelectorRequirement {
+            key: key.to_string(),
+            operator: "NotIn".to_string(),
+            values: Some(vec![value.to_string()]),
+        };
+        PodAffinityTerm {
+            label_selector: Some(K8sSelector { match_labels: None, match_expressions: Some(vec![requirement]) }),
+            topology_key: topology_key.to_string(),
+            ..Default::default()
+        }
+    }
+
     fn weighted(weight: i32, t: PodAffinityTerm) -> WeightedPodAffinityTerm {
         WeightedPodAffinityTerm { weight, pod_affinity_term: t }
     }
@@ -278,6 +293,23 @@ mod tests {
                 1,
                 vec![db("d", "a1").build()],
                 with(incoming(), Terms { prefer: vec![weighted(5, term(&[("app", "db")], ZONE))], ..Terms::default() }),
+                [5, 5, 0, 0, 0],
+                [10, 10, 0, 0, 0],
+            ),
+            (
+                "a term whose selector does not convert selects nothing: the bad one would add 7 in zone a",
+                1,
+                vec![db("d", "a1").build()],
+                with(
+                    incoming(),
+                    Terms {
+                        prefer: vec![
+                            weighted(5, term(&[("app", "db")], ZONE)),
+                            weighted(7, not_in_term("tier", "not valid!", ZONE)),
+                        ],
+                        ..Terms::default()
+                    },
+                ),
                 [5, 5, 0, 0, 0],
                 [10, 10, 0, 0, 0],
             ),

@@ -5,8 +5,10 @@
 //!
 //! Each term's `preference` is matched as one node selector term with the semantics of
 //! [`NodeSelectorTerms`] (the component-helpers `PreferredSchedulingTerms` of later releases): its
-//! `matchExpressions` and `matchFields` are ANDed, an empty term matches nothing, and an invalid
-//! one matches nothing. Terms of weight 0 are skipped. The terms are compiled once per request.
+//! `matchExpressions` and `matchFields` are ANDed, an empty term matches nothing, and one that does
+//! not convert to a selector (see [`crate::selectors`]: bad key or value syntax, operator rules)
+//! matches nothing. (1.12's `CalculateNodeAffinityPriorityMap` returned the conversion error and
+//! failed the whole priority; the extender scores the other terms.) Terms of weight 0 are skipped. The terms are compiled once per request.
 
 use std::sync::Arc;
 
@@ -116,8 +118,10 @@ mod tests {
                 // An empty preference matches nothing.
                 (3, NodeSelectorTerm::default()),
                 (3, term(vec![])),
-                // An invalid requirement matches nothing.
+                // An invalid requirement matches nothing: an unknown operator, or a value that is
+                // no label value (NotIn would otherwise match n3 and n4, which have no zone).
                 (6, term(vec![req("zone", "Bogus", &["a"])])),
+                (6, term(vec![req("zone", "NotIn", &["invalid value: ___@#$%^"])])),
                 // matchFields on the node name.
                 (4, field_term(vec![req("metadata.name", "In", &["n3"])])),
                 // ANDed requirements: only n2 has both.

@@ -35,6 +35,11 @@ impl PodBuilder {
         PodBuilder { pod }
     }
 
+    /// Continues from a pod built elsewhere.
+    pub fn from_pod(pod: Pod) -> Self {
+        PodBuilder { pod }
+    }
+
     pub fn namespace(mut self, ns: &str) -> Self {
         self.pod.metadata.namespace = ns.to_string();
         self
@@ -75,6 +80,12 @@ impl PodBuilder {
 
     pub fn phase(mut self, phase: &str) -> Self {
         self.pod.status.phase = phase.to_string();
+        self
+    }
+
+    /// Marks the pod as being deleted (`metadata.deletionTimestamp` set).
+    pub fn terminating(mut self) -> Self {
+        self.pod.metadata.deletion_timestamp = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(1));
         self
     }
 
@@ -244,6 +255,13 @@ impl NodeBuilder {
     pub fn condition(mut self, type_: &str, status: &str) -> Self {
         self.node.status.conditions.retain(|c| c.type_ != type_);
         self.node.status.conditions.push(NodeCondition { type_: type_.to_string(), status: status.to_string() });
+        self
+    }
+
+    /// Replaces every condition with these, in this order.
+    pub fn conditions(mut self, conditions: &[(&str, &str)]) -> Self {
+        self.node.status.conditions =
+            conditions.iter().map(|(t, s)| NodeCondition { type_: t.to_string(), status: s.to_string() }).collect();
         self
     }
 

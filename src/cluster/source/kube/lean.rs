@@ -130,6 +130,13 @@ mod tests {
         assert_eq!(pod.object.spec.node_name, "n1");
         assert!(pod.object.metadata.resource_version.is_empty(), "the model does not keep it");
         assert_eq!(LeanPod::url_path(&(), None), "/api/v1/pods");
+        assert!(!pod.object.is_terminating());
+        let terminating: LeanPod = serde_json::from_value(serde_json::json!({
+            "kind": "Pod", "apiVersion": "v1",
+            "metadata": {"name": "web-2", "namespace": "shop", "deletionTimestamp": "2024-05-01T10:00:00Z"}
+        }))
+        .unwrap();
+        assert!(terminating.object.is_terminating(), "the model keeps deletionTimestamp");
         assert_eq!(LeanNode::url_path(&(), None), "/api/v1/nodes");
     }
 }
