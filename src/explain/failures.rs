@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::explain::report::NodeReport;
+use crate::predicates::match_inter_pod_affinity::ERR_POD_AFFINITY_NOT_MATCH;
 
 /// Example node names shown per group.
 pub const EXAMPLES: usize = 3;
@@ -30,11 +31,16 @@ pub fn deciding_pass(node: &NodeReport) -> &[crate::explain::report::PredicateVe
     node.pass2.as_deref().unwrap_or(&node.pass1)
 }
 
-/// The distinct (predicate, reason) pairs that decided a failing node, in plan order.
+/// The distinct (predicate, reason) pairs that decided a failing node, in plan order. The general
+/// "didn't match pod affinity/anti-affinity" that MatchInterPodAffinity puts before its specific
+/// reason (as upstream lists them) is left out when the specific one is there: it says nothing
+/// more, and counted apart it would make every affinity failure look like two.
 pub fn failures_of(node: &NodeReport) -> Vec<(&str, &str)> {
+    let general = &*ERR_POD_AFFINITY_NOT_MATCH.message;
     let mut pairs: Vec<(&str, &str)> = Vec::new();
     for v in deciding_pass(node).iter().filter(|v| !v.fits) {
-        for reason in &v.reasons {
+        let specific = v.reasons.iter().any(|r| r != general);
+        for reason in v.reasons.iter().filter(|r| !(specific && *r == general)) {
             if !pairs.contains(&(v.predicate.as_str(), reason.as_str())) {
                 pairs.push((v.predicate.as_str(), reason.as_str()));
             }
@@ -138,6 +144,19 @@ mod tests {
                 ("GeneralPredicates", "Insufficient memory", 1, 0, names(&["d"])),
             ]
         );
+    }
+
+    #[test]
+    fn the_general_affinity_reason_is_not_a_group_of_its_own_beside_a_specific_one() {
+        let general = ERR_POD_AFFINITY_NOT_MATCH.message.to_string();
+        let existing = "node(s) didn't satisfy existing pods anti-affinity rules";
+        let nodes = vec![
+            node("a", vec![verdict("MatchInterPodAffinity", &[&general, existing])], None),
+            // Only the general reason (no specific one beside it): kept.
+            node("b", vec![verdict("MatchInterPodAffinity", &[&general])], None),
+        ];
+        let got: Vec<_> = group(&nodes).into_iter().map(|g| (g.reason, g.nodes, g.alone)).collect();
+        assert_eq!(got, vec![(general.clone(), 1, 1), (existing.to_string(), 1, 1)]);
     }
 
     #[test]
