@@ -137,8 +137,10 @@ pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
 pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
 pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
 
-/// cpu and memory as the priorities count them: like [`pod_requests`], but a container that asks
-/// for no cpu (or memory) counts the defaults above, so empty pods still spread.
+/// cpu and memory as the priorities count them: like [`pod_requests`], but a container without a
+/// cpu (or memory) request counts the defaults above, so empty pods still spread. A request written
+/// as zero counts as zero: upstream's `GetNonzeroRequests` overrides "if unset, but not if
+/// explicitly set to zero". (PodFitsResources' own zero-request rule is a different one.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NonZero {
     pub milli_cpu: i64,
@@ -147,11 +149,9 @@ pub struct NonZero {
 
 impl NonZero {
     fn of(requests: &ResourceList) -> NonZero {
-        let cpu = requests.get(CPU).map(Quantity::milli_value).filter(|v| *v != 0);
-        let memory = requests.get(MEMORY).map(Quantity::value).filter(|v| *v != 0);
         NonZero {
-            milli_cpu: cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST),
-            memory: memory.unwrap_or(DEFAULT_MEMORY_REQUEST),
+            milli_cpu: requests.get(CPU).map_or(DEFAULT_MILLI_CPU_REQUEST, Quantity::milli_value),
+            memory: requests.get(MEMORY).map_or(DEFAULT_MEMORY_REQUEST, Quantity::value),
         }
     }
 
@@ -285,7 +285,26 @@ mod tests {
         let cases = [
             ("empty container", PodBuilder::new("p").req(&[]), 100, 200 << 20),
             ("cpu only", PodBuilder::new("p").req(&[("cpu", "1")]), 1000, 200 << 20),
-            ("zero counts as unset", PodBuilder::new("p").req(&[("cpu", "0"), ("memory", "1Gi")]), 100, 1 << 30),
+            // upstream: TestGetNonzeroRequests (non_zero_test.go) cases "cpu_and_memory_not_found",
+            // "only_cpu_exist", "only_memory_exist", "cpu_memory_exist"; and its rule "override
+            // if un-set, but not if explicitly set to zero".
+            ("nothing set", PodBuilder::new("p").req(&[]), 100, 200 << 20),
+            ("only cpu set", PodBuilder::new("p").req(&[("cpu", "200m")]), 200, 200 << 20),
+            ("only memory set", PodBuilder::new("p").req(&[("memory", "400Mi")]), 100, 400 << 20),
+            ("both set", PodBuilder::new("p").req(&[("cpu", "200m"), ("memory", "400Mi")]), 200, 400 << 20),
+            (
+                "an explicit zero counts as zero",
+                PodBuilder::new("p").req(&[("cpu", "0"), ("memory", "1Gi")]),
+                0,
+                1 << 30,
+            ),
+            ("explicit zeros for both", PodBuilder::new("p").req(&[("cpu", "0m"), ("memory", "0")]), 0, 0),
+            (
+                "a zero in one container, nothing in the other",
+                PodBuilder::new("p").req(&[("memory", "0")]).req(&[]),
+                200,
+                200 << 20,
+            ),
             ("two empty containers", PodBuilder::new("p").req(&[]).req(&[]), 200, 400 << 20),
             ("a larger init container wins", PodBuilder::new("p").req(&[]).init_req(&[("cpu", "2")]), 2000, 200 << 20),
             ("no containers", PodBuilder::new("p"), 0, 0),
