@@ -23,6 +23,7 @@ pub mod metrics;
 pub mod policy;
 pub mod predicates;
 pub mod priorities;
+pub mod qualified_name;
 pub mod quantity;
 pub mod selectors;
 pub mod server;

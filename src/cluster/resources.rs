@@ -95,27 +95,57 @@ impl Resource {
 /// kube-scheduler's `IsScalarResourceName`: extended resources (a domain-prefixed name outside
 /// `kubernetes.io`), hugepages, `kubernetes.io/`-prefixed native resources and attachable volumes.
 pub fn is_scalar_resource_name(name: &str) -> bool {
-    let extended = name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.");
-    extended
+    is_extended_resource_name(name)
         || name.starts_with("hugepages-")
         || name.contains("kubernetes.io/")
         || name.starts_with("attachable-volumes-")
+}
+
+/// kube-scheduler's `IsExtendedResourceName`: a domain-prefixed name outside `kubernetes.io` (and
+/// not a quota `requests.` name). Hugepages, attachable volumes and `kubernetes.io/` names are
+/// native, not extended.
+pub fn is_extended_resource_name(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.")
 }
 
 /// What a pod needs of a node, as `resourcehelper.PodRequests` computes it: the sum of the app
 /// containers and sidecars (init containers with `restartPolicy: Always`), or the largest
 /// one-off init container (plus the sidecars started before it) if that is more, plus overhead.
 pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
-    let mut requests = Resource::default();
+    let mut requests = combine_containers(pod, |c| &c.resources.requests);
+    requests.add(&Resource::from_list(&pod.spec.overhead));
+    // A pod's own "pods" entry would be nonsense; the pod count is checked separately.
+    requests.allowed_pod_number = 0;
+    requests
+}
+
+/// The limits of a pod as ResourceLimitsPriority reads them (upstream's `getResourceLimits`, 1.11-1.18):
+/// the app containers' limits summed, raised to any init container's. Combined as [`pod_requests`]
+/// combines requests (sidecars add to the sum and to the init containers after them, which upstream's
+/// version predates), without overhead, which upstream's function never added.
+pub fn pod_limits(pod: &crate::cluster::objects::Pod) -> Resource {
+    let mut limits = combine_containers(pod, |c| &c.resources.limits);
+    limits.allowed_pod_number = 0;
+    limits
+}
+
+/// One resource list of every container, combined: app containers and sidecars add up; a one-off
+/// init container runs alone with the sidecars started before it, and the pod needs the larger of
+/// the two.
+fn combine_containers(
+    pod: &crate::cluster::objects::Pod,
+    list: impl Fn(&crate::cluster::objects::Container) -> &ResourceList,
+) -> Resource {
+    let mut sum = Resource::default();
     for c in &pod.spec.containers {
-        requests.add(&Resource::from_list(&c.resources.requests));
+        sum.add(&Resource::from_list(list(c)));
     }
     let mut sidecars = Resource::default();
     let mut init_peak = Resource::default();
     for c in &pod.spec.init_containers {
-        let own = Resource::from_list(&c.resources.requests);
+        let own = Resource::from_list(list(c));
         let while_running = if c.restart_policy.as_deref() == Some("Always") {
-            requests.add(&own);
+            sum.add(&own);
             sidecars.add(&own);
             sidecars.clone()
         } else {
@@ -125,11 +155,8 @@ pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
         };
         init_peak.set_max(&while_running);
     }
-    requests.set_max(&init_peak);
-    requests.add(&Resource::from_list(&pod.spec.overhead));
-    // A pod's own "pods" entry would be nonsense; the pod count is checked separately.
-    requests.allowed_pod_number = 0;
-    requests
+    sum.set_max(&init_peak);
+    sum
 }
 
 /// The cpu (millicores) and memory (bytes) kube-scheduler's scoring assumes for a container that
