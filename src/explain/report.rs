@@ -76,7 +76,8 @@ pub struct PriorityWeight {
 #[serde(rename_all = "camelCase")]
 pub struct NodeScores {
     pub node: String,
-    /// What `/prioritize` answers: floor(sum(weighted) / sum(weight)), 0..10.
+    /// What `/prioritize` answers (`engine::combine`): the weighted mean rounded to nearest, or 0
+    /// on a node NodePreferAvoidPodsPriority vetoes; 0..10.
     pub score: i64,
     /// Per priority, in the order of `priorities`.
     pub priorities: Vec<PriorityScore>,
