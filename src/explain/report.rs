@@ -271,4 +271,35 @@ mod tests {
         let e = build(&plan(&[]), PodBuilder::new("p").build(), &snapshot, Some("z")).unwrap_err();
         assert_eq!(e.to_string(), "--node z: the cluster has no such node");
     }
+
+    /// ResourceLimitsPriority and PodFitsResources' ignored resources, from a Policy, and the
+    /// SCORE row `/prioritize` would answer (the same combine).
+    #[test]
+    fn a_policy_with_resource_limits_and_ignored_resources() {
+        let plan = crate::policy::parse_policy(
+            "policy.json",
+            r#"{"kind":"Policy","apiVersion":"v1",
+                "predicates":[{"name":"PodFitsResources","argument":{"ignoredResources":["example.com/foo"]}}],
+                "priorities":[{"name":"ResourceLimitsPriority","weight":2},{"name":"EqualPriority","weight":1}]}"#,
+        )
+        .unwrap();
+        let snapshot = Snapshot::build(
+            [
+                NodeBuilder::new("big").alloc(&[("cpu", "8")]).build(),
+                NodeBuilder::new("small").alloc(&[("cpu", "1")]).build(),
+            ],
+            [],
+        );
+        let pod: Pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "resources": {"requests": {"example.com/foo": "1"}, "limits": {"cpu": "2", "memory": "64Gi"}}}]}}))
+        .unwrap();
+        let report = build(&plan, pod, &snapshot, None).unwrap();
+        assert_eq!(report.feasible, ["big", "small"], "example.com/foo is not checked");
+        let scores = report.scores.unwrap();
+        let limits: Vec<i64> = scores.nodes.iter().map(|n| n.priorities[0].score).collect();
+        assert_eq!(limits, [1, 0], "only big's 8 cpu cover the 2-cpu limit; 64Gi fits neither");
+        // big: (2*1 + 1*1) / 3 = 1; small: (0 + 1) / 3 = 0.33 -> 0.
+        let totals: Vec<i64> = scores.nodes.iter().map(|n| n.score).collect();
+        assert_eq!(totals, [1, 0]);
+    }
 }

@@ -119,7 +119,7 @@ mod tests {
         use crate::priorities::resource_allocation::test_support::upstream::*;
         let two = |cpu: i64, memory: i64| vec![make_node("machine1", cpu, memory), make_node("machine2", cpu, memory)];
         let empty_on = |node: &str, name: &str| no_resources(name, node);
-        let cases: Vec<(&str, Pod, Vec<Node>, Vec<Pod>, Vec<i64>)> = vec![
+        let cases: Vec<Case> = vec![
             ("nothing scheduled, nothing requested", no_resources("p", ""), two(4000, 10000), vec![], vec![10, 10]),
             (
                 // machine1: cpu (4000-3000)*10/4000 = 2.5, memory 5: (2.5+5)/2 = 3.

@@ -129,7 +129,7 @@ mod tests {
     fn upstream_most_requested_table() {
         use crate::priorities::resource_allocation::test_support::upstream::*;
         let two = |cpu: i64, memory: i64| vec![make_node("machine1", cpu, memory), make_node("machine2", cpu, memory)];
-        let cases: Vec<(&str, Pod, Vec<Node>, Vec<Pod>, Vec<i64>)> = vec![
+        let cases: Vec<Case> = vec![
             ("nothing scheduled, nothing requested", no_resources("p", ""), two(4000, 10000), vec![], vec![0, 0]),
             (
                 "nothing scheduled, resources requested, differently sized machines",

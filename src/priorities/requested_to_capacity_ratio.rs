@@ -428,8 +428,11 @@ mod tests {
         let node = |name: &str, cpu: i64, memory: i64| {
             node(name, &[("cpu", &format!("{cpu}m")), ("memory", &memory.to_string())])
         };
+        // (name, (capacity cpu, memory), (used cpu, memory)) per node.
         type Nodes = [(&'static str, (i64, i64), (i64, i64)); 2];
-        let cases: [(&str, (i64, i64), Nodes, Vec<i64>); 3] = [
+        // (case, the pod's (cpu, memory) requests, nodes, expected scores).
+        type Case = (&'static str, (i64, i64), Nodes, Vec<i64>);
+        let cases: [Case; 3] = [
             (
                 "nothing scheduled, nothing requested (default - least requested nodes have priority)",
                 (0, 0),

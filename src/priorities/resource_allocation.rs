@@ -116,6 +116,10 @@ pub(crate) mod test_support {
         use crate::cluster::objects::{Node, Pod};
         use crate::testing::{NodeBuilder, PodBuilder};
 
+        /// One case of an upstream table: its name, the pod, the nodes, the pods placed on them
+        /// and the expected scores in node order.
+        pub type Case = (&'static str, Pod, Vec<Node>, Vec<Pod>, Vec<i64>);
+
         /// `makeNode(name, milliCPU, memory)`.
         pub fn make_node(name: &str, milli_cpu: i64, memory: i64) -> Node {
             NodeBuilder::new(name).alloc(&[("cpu", &format!("{milli_cpu}m")), ("memory", &memory.to_string())]).build()
