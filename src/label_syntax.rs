@@ -11,13 +11,43 @@ const DNS1123_SUBDOMAIN_MAX: usize = 253;
 /// A label key: an optional DNS-subdomain prefix (at most 253 characters) and `/`, then a name of
 /// at most 63 characters matching `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`.
 pub fn is_qualified_name(key: &str) -> bool {
-    let mut parts = key.split('/');
-    let (prefix, name) = match (parts.next(), parts.next(), parts.next()) {
-        (Some(name), None, _) => (None, name),
-        (Some(prefix), Some(name), None) => (Some(prefix), name),
-        _ => return false,
+    qualified_name_error(key).is_none()
+}
+
+/// Why `value` is not a qualified name (label keys and resource names are), for error messages;
+/// `None` when it is one.
+pub fn qualified_name_error(value: &str) -> Option<String> {
+    let (prefix, name) = match value.split_once('/') {
+        None => (None, value),
+        Some((prefix, name)) => (Some(prefix), name),
     };
-    prefix.is_none_or(is_dns1123_subdomain) && !name.is_empty() && name.len() <= NAME_MAX && is_name_syntax(name)
+    if name.contains('/') {
+        return Some(format!("{value:?} is not a qualified name: at most one '/' (prefix/name)"));
+    }
+    if let Some(prefix) = prefix {
+        if prefix.is_empty() {
+            return Some(format!("{value:?}: prefix part must be non-empty"));
+        }
+        if !is_dns1123_subdomain(prefix) {
+            return Some(format!(
+                "{value:?}: prefix part must be a lowercase RFC 1123 subdomain of at most 253 characters (lower case \
+                 alphanumerics, '-' or '.', starting and ending with an alphanumeric)"
+            ));
+        }
+    }
+    if name.is_empty() {
+        return Some(format!("{value:?}: name part must be non-empty"));
+    }
+    if name.len() > NAME_MAX {
+        return Some(format!("{value:?}: name part must be no more than 63 characters"));
+    }
+    if !is_name_syntax(name) {
+        return Some(format!(
+            "{value:?}: name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end \
+             with an alphanumeric character"
+        ));
+    }
+    None
 }
 
 /// A label value: empty, or at most 63 characters matching `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`.
@@ -57,6 +87,30 @@ fn is_dns1123_subdomain(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The messages name the part that is wrong (PodFitsResources' ignoredResources report them).
+    #[test]
+    fn qualified_name_errors_say_which_part() {
+        for (value, ok) in [
+            ("example.com/foo", true),
+            ("nvidia.com/gpu", true),
+            ("a.b-c_d.e", true),
+            ("Example.com/foo", false),
+            ("/foo", false),
+            ("a/b/c", false),
+            ("foo_", false),
+            ("exa mple.com/foo", false),
+            ("example..com/foo", false),
+            ("", false),
+        ] {
+            assert_eq!(qualified_name_error(value).is_none(), ok, "{value:?}");
+            assert_eq!(is_qualified_name(value), ok, "{value:?}");
+        }
+        assert!(qualified_name_error(&"a".repeat(64)).unwrap().contains("no more than 63 characters"));
+        assert!(qualified_name_error("example.com/").unwrap().contains("name part must be non-empty"));
+        assert!(qualified_name_error("/foo").unwrap().contains("prefix part must be non-empty"));
+        assert!(qualified_name_error("a/b/c").unwrap().contains("at most one '/'"));
+    }
 
     /// upstream: TestIsQualifiedName (apimachinery pkg/util/validation/validation_test.go): every
     /// success case and every error case.

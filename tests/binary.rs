@@ -7,10 +7,19 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 
-/// Runs `serve` with these arguments and expects it to refuse to start.
+/// Runs `serve` with these arguments and expects it to refuse to start. It listens on ports of its
+/// own: the default ports may be taken by another test or program, and the server binds before it
+/// reads a snapshot (so its probes answer during a long load).
 fn startup_error(args: &[&str]) -> (i32, String) {
+    let mut own_ports: Vec<&str> = Vec::new();
+    for flag in ["--listen", "--admin-listen"] {
+        if !args.contains(&flag) {
+            own_ports.extend([flag, "127.0.0.1:0"]);
+        }
+    }
     let out = Command::new(BIN)
         .arg("serve")
+        .args(own_ports)
         .args(args)
         .env_remove("KUBERNETES_SERVICE_HOST")
         .output()

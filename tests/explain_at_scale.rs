@@ -118,15 +118,24 @@ fn ranked_rows(table: &str) -> Vec<(usize, String)> {
 fn the_top_n_feasible_nodes_are_ranked_best_first() {
     let r = report(pod(None), &[]);
     let scores = r.scores.as_ref().unwrap();
-    // The ranking, recomputed here from each node's per-priority scores and the plan's weights:
-    // SCORE = floor(sum / total weight); best SCORE first, then the larger sum, then the name.
-    let total: i64 = scores.priorities.iter().map(|p| p.weight).sum();
+    // The ranking, recomputed here from each node's per-priority scores and the plan's weights
+    // (README, "Priorities in the Policy file"): NodePreferAvoidPodsPriority, weighing at least
+    // the others together, vetoes a node it scores 0; SCORE is otherwise the others' weighted mean
+    // rounded half up. Best SCORE first, then the larger sum of every weighted score, then the name.
+    const AVOID: &str = "NodePreferAvoidPodsPriority";
+    let avoid_weight: i64 = scores.priorities.iter().filter(|p| p.name == AVOID).map(|p| p.weight).sum();
+    let others_weight: i64 = scores.priorities.iter().filter(|p| p.name != AVOID).map(|p| p.weight).sum();
+    assert!(avoid_weight >= others_weight && others_weight > 0, "the default plan's avoid weight is a veto");
     let mut expected: Vec<(i64, i64, &str)> = scores
         .nodes
         .iter()
         .map(|n| {
-            let sum: i64 = n.priorities.iter().zip(&scores.priorities).map(|(s, p)| s.score * p.weight).sum();
-            assert_eq!(n.score, sum / total, "{}", n.node);
+            let weighted = n.priorities.iter().zip(&scores.priorities);
+            let sum: i64 = weighted.clone().map(|(s, p)| s.score * p.weight).sum();
+            let vetoed = weighted.clone().any(|(s, p)| p.name == AVOID && s.score == 0);
+            let others: i64 = weighted.filter(|(_, p)| p.name != AVOID).map(|(s, p)| s.score * p.weight).sum();
+            let want = if vetoed { 0 } else { (2 * others + others_weight) / (2 * others_weight) };
+            assert_eq!(n.score, want, "{}", n.node);
             (n.score, sum, n.node.as_str())
         })
         .collect();

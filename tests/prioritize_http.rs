@@ -121,13 +121,14 @@ async fn the_example_priorities_policy_on_the_demo() {
         server.post("/prioritize", json!({"Pod": web_2(), "NodeNames": DEMO_NODES}).to_string()).await;
     assert_eq!(status, 200);
     // web-2 asks 1 cpu / 1Gi. Two nodes by hand (LeastRequested w2, Balanced w1, ImageLocality w1,
-    // PreferAvoid w4, PreferSSD w2; sum 10):
+    // PreferAvoid w4, PreferSSD w2; sum 10). PreferAvoid's weight 4 is less than the others' 6, so
+    // it is an ordinary term of the mean, not a veto (see engine::combine); means round to nearest:
     // node-a1: non-zero requested with the pod 2100m of 4 cpu, 3272Mi of 8Gi -> LeastRequested
     //   ((4000-2100)*10/4000=4 + (8192-3272)*10/8192=6)/2 = 5; Balanced 10-|0.525-0.399|*10 = 8;
     //   nginx is on 2 of 6 nodes: 72MB*2/6 = 24MB < 23MiB threshold -> 0; not avoided 10; ssd 10
-    //   -> (2*5 + 8 + 0 + 4*10 + 2*10) / 10 = 7.
+    //   -> (2*5 + 8 + 0 + 4*10 + 2*10) / 10 = 7.8 -> 8.
     // node-b1: 1100m, 1224Mi -> LeastRequested (7+8)/2 = 7; Balanced 8; image 0; avoided 0; ssd 10
-    //   -> (14 + 8 + 0 + 0 + 20) / 10 = 4.
-    assert_eq!(scores(&answer), [7, 7, 6, 4, 6, 7]);
+    //   -> (14 + 8 + 0 + 0 + 20) / 10 = 4.2 -> 4.
+    assert_eq!(scores(&answer), [8, 8, 7, 4, 6, 7]);
     server.stop().await;
 }

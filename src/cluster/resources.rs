@@ -95,27 +95,57 @@ impl Resource {
 /// kube-scheduler's `IsScalarResourceName`: extended resources (a domain-prefixed name outside
 /// `kubernetes.io`), hugepages, `kubernetes.io/`-prefixed native resources and attachable volumes.
 pub fn is_scalar_resource_name(name: &str) -> bool {
-    let extended = name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.");
-    extended
+    is_extended_resource_name(name)
         || name.starts_with("hugepages-")
         || name.contains("kubernetes.io/")
         || name.starts_with("attachable-volumes-")
+}
+
+/// kube-scheduler's `IsExtendedResourceName`: a domain-prefixed name outside `kubernetes.io` (and
+/// not a quota `requests.` name). Hugepages, attachable volumes and `kubernetes.io/` names are
+/// native, not extended.
+pub fn is_extended_resource_name(name: &str) -> bool {
+    name.contains('/') && !name.contains("kubernetes.io/") && !name.starts_with("requests.")
 }
 
 /// What a pod needs of a node, as `resourcehelper.PodRequests` computes it: the sum of the app
 /// containers and sidecars (init containers with `restartPolicy: Always`), or the largest
 /// one-off init container (plus the sidecars started before it) if that is more, plus overhead.
 pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
-    let mut requests = Resource::default();
+    let mut requests = combine_containers(pod, |c| &c.resources.requests);
+    requests.add(&Resource::from_list(&pod.spec.overhead));
+    // A pod's own "pods" entry would be nonsense; the pod count is checked separately.
+    requests.allowed_pod_number = 0;
+    requests
+}
+
+/// The limits of a pod as ResourceLimitsPriority reads them (upstream's `getResourceLimits`, 1.11-1.18):
+/// the app containers' limits summed, raised to any init container's. Combined as [`pod_requests`]
+/// combines requests (sidecars add to the sum and to the init containers after them, which upstream's
+/// version predates), without overhead, which upstream's function never added.
+pub fn pod_limits(pod: &crate::cluster::objects::Pod) -> Resource {
+    let mut limits = combine_containers(pod, |c| &c.resources.limits);
+    limits.allowed_pod_number = 0;
+    limits
+}
+
+/// One resource list of every container, combined: app containers and sidecars add up; a one-off
+/// init container runs alone with the sidecars started before it, and the pod needs the larger of
+/// the two.
+fn combine_containers(
+    pod: &crate::cluster::objects::Pod,
+    list: impl Fn(&crate::cluster::objects::Container) -> &ResourceList,
+) -> Resource {
+    let mut sum = Resource::default();
     for c in &pod.spec.containers {
-        requests.add(&Resource::from_list(&c.resources.requests));
+        sum.add(&Resource::from_list(list(c)));
     }
     let mut sidecars = Resource::default();
     let mut init_peak = Resource::default();
     for c in &pod.spec.init_containers {
-        let own = Resource::from_list(&c.resources.requests);
+        let own = Resource::from_list(list(c));
         let while_running = if c.restart_policy.as_deref() == Some("Always") {
-            requests.add(&own);
+            sum.add(&own);
             sidecars.add(&own);
             sidecars.clone()
         } else {
@@ -125,11 +155,8 @@ pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
         };
         init_peak.set_max(&while_running);
     }
-    requests.set_max(&init_peak);
-    requests.add(&Resource::from_list(&pod.spec.overhead));
-    // A pod's own "pods" entry would be nonsense; the pod count is checked separately.
-    requests.allowed_pod_number = 0;
-    requests
+    sum.set_max(&init_peak);
+    sum
 }
 
 /// The cpu (millicores) and memory (bytes) kube-scheduler's scoring assumes for a container that
@@ -137,8 +164,10 @@ pub fn pod_requests(pod: &crate::cluster::objects::Pod) -> Resource {
 pub const DEFAULT_MILLI_CPU_REQUEST: i64 = 100;
 pub const DEFAULT_MEMORY_REQUEST: i64 = 200 * 1024 * 1024;
 
-/// cpu and memory as the priorities count them: like [`pod_requests`], but a container that asks
-/// for no cpu (or memory) counts the defaults above, so empty pods still spread.
+/// cpu and memory as the priorities count them: like [`pod_requests`], but a container without a
+/// cpu (or memory) request counts the defaults above, so empty pods still spread. A request written
+/// as zero counts as zero: upstream's `GetNonzeroRequests` overrides "if unset, but not if
+/// explicitly set to zero". (PodFitsResources' own zero-request rule is a different one.)
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NonZero {
     pub milli_cpu: i64,
@@ -147,11 +176,9 @@ pub struct NonZero {
 
 impl NonZero {
     fn of(requests: &ResourceList) -> NonZero {
-        let cpu = requests.get(CPU).map(Quantity::milli_value).filter(|v| *v != 0);
-        let memory = requests.get(MEMORY).map(Quantity::value).filter(|v| *v != 0);
         NonZero {
-            milli_cpu: cpu.unwrap_or(DEFAULT_MILLI_CPU_REQUEST),
-            memory: memory.unwrap_or(DEFAULT_MEMORY_REQUEST),
+            milli_cpu: requests.get(CPU).map_or(DEFAULT_MILLI_CPU_REQUEST, Quantity::milli_value),
+            memory: requests.get(MEMORY).map_or(DEFAULT_MEMORY_REQUEST, Quantity::value),
         }
     }
 
@@ -285,7 +312,26 @@ mod tests {
         let cases = [
             ("empty container", PodBuilder::new("p").req(&[]), 100, 200 << 20),
             ("cpu only", PodBuilder::new("p").req(&[("cpu", "1")]), 1000, 200 << 20),
-            ("zero counts as unset", PodBuilder::new("p").req(&[("cpu", "0"), ("memory", "1Gi")]), 100, 1 << 30),
+            // upstream: TestGetNonzeroRequests (non_zero_test.go) cases "cpu_and_memory_not_found",
+            // "only_cpu_exist", "only_memory_exist", "cpu_memory_exist"; and its rule "override
+            // if un-set, but not if explicitly set to zero".
+            ("nothing set", PodBuilder::new("p").req(&[]), 100, 200 << 20),
+            ("only cpu set", PodBuilder::new("p").req(&[("cpu", "200m")]), 200, 200 << 20),
+            ("only memory set", PodBuilder::new("p").req(&[("memory", "400Mi")]), 100, 400 << 20),
+            ("both set", PodBuilder::new("p").req(&[("cpu", "200m"), ("memory", "400Mi")]), 200, 400 << 20),
+            (
+                "an explicit zero counts as zero",
+                PodBuilder::new("p").req(&[("cpu", "0"), ("memory", "1Gi")]),
+                0,
+                1 << 30,
+            ),
+            ("explicit zeros for both", PodBuilder::new("p").req(&[("cpu", "0m"), ("memory", "0")]), 0, 0),
+            (
+                "a zero in one container, nothing in the other",
+                PodBuilder::new("p").req(&[("memory", "0")]).req(&[]),
+                200,
+                200 << 20,
+            ),
             ("two empty containers", PodBuilder::new("p").req(&[]).req(&[]), 200, 400 << 20),
             ("a larger init container wins", PodBuilder::new("p").req(&[]).init_req(&[("cpu", "2")]), 2000, 200 << 20),
             ("no containers", PodBuilder::new("p"), 0, 0),

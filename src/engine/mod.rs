@@ -1,6 +1,7 @@
 //! The engine: prepares the pod once (`PodContext`), then checks it against every candidate node on
 //! the parallel evaluator with the ordered predicates and the nominated-pod double pass.
 
+pub mod combine;
 pub mod evaluator;
 pub mod fits;
 pub mod pod_context;

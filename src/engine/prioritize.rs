@@ -1,6 +1,7 @@
 //! Scoring: every priority of the plan scores every candidate on the evaluator, is normalised over
-//! the candidates, and the weighted scores combine as floor(sum(weight * score) / sum(weight)).
+//! the candidates, and the scores combine into one per node (see [`combine`](super::combine)).
 
+pub use crate::engine::combine::combine;
 use crate::engine::evaluator::{CancelFlag, Cancelled, Evaluator};
 use crate::engine::view::ClusterView;
 use crate::engine::{Candidate, PodContext};
@@ -61,24 +62,6 @@ pub fn breakdown(
 /// How many priorities score a node in one task (the classic set has 14).
 const SCORED_TOGETHER: usize = 16;
 
-/// floor(sum(weight * score) / sum(weight)) per candidate; 0 for all without priorities.
-pub fn combine(plan: &Plan, scores: &[Vec<Option<i64>>], candidates: usize) -> Vec<i64> {
-    let mut combined = vec![0i64; candidates];
-    let total_weight: i64 = plan.priorities.iter().map(|p| p.weight).sum();
-    if total_weight == 0 {
-        return combined;
-    }
-    for (weighted, per_candidate) in plan.priorities.iter().zip(scores) {
-        for (slot, score) in combined.iter_mut().zip(per_candidate) {
-            *slot += weighted.weight * score.unwrap_or(0);
-        }
-    }
-    for score in &mut combined {
-        *score /= total_weight;
-    }
-    combined
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,10 +113,11 @@ mod tests {
     }
 
     #[test]
-    fn weighted_floor_average_in_candidate_order() {
-        // raw 2, 4, 8; normalised to max: 2, 5, 10. (1*raw + 3*normalised) / 4, floored.
+    fn weighted_rounded_average_in_candidate_order() {
+        // raw 2, 4, 8; normalised to max: 2, 5, 10. (1*raw + 3*normalised) / 4, rounded to
+        // nearest: 8/4 = 2, 19/4 = 4.75 -> 5, 38/4 = 9.5 -> 10.
         let got = run(vec![(ByName(false), 1), (ByName(true), 3)], &["n2", "n4", "n8"], 4);
-        assert_eq!(got, [(2 + 3 * 2) / 4, (4 + 3 * 5) / 4, (8 + 3 * 10) / 4]);
+        assert_eq!(got, [2, 5, 10]);
     }
 
     #[test]
@@ -163,7 +147,8 @@ mod tests {
         let ev = Evaluator::new(2).unwrap();
         let scores = breakdown(&ev, &plan, &pod, &ClusterView::of(&snapshot), &candidates, &CancelFlag::new()).unwrap();
         assert_eq!(scores, vec![vec![Some(2), None, Some(4)], vec![Some(5), None, Some(10)]]);
-        assert_eq!(combine(&plan, &scores, 3), [(2 + 15) / 4, 0, (4 + 30) / 4]);
+        // 17/4 = 4.25 -> 4; 34/4 = 8.5 -> 9 (rounded to nearest).
+        assert_eq!(combine(&plan, &scores, 3), [4, 0, 9]);
     }
 
     #[test]
@@ -202,5 +187,94 @@ mod scale_tests {
             prioritize(&Evaluator::new(16).unwrap(), &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
         assert_eq!(serial, parallel);
         assert!(serial.iter().all(|s| (0..=10).contains(s)));
+    }
+
+    /// Issue 14, item 9: with the default priorities on a generated 1,000-node cluster, the
+    /// answers rank the nodes as the classic weighted sum does and carry information. The cluster
+    /// is `generate`'s (what the benchmarks and the scale tests use), plus a preferAvoidPods
+    /// annotation naming the pod's ReplicaSet on every 50th node. The pod is gen-cluster's pending
+    /// pod with two soft preferences a user might add (zone-0 over zone-1 over zone-2, and nodes
+    /// running app-7): on a cluster this uniform, a pod without preferences is scored the same on
+    /// every node by everything but the resource priorities, whose scores differ by a point or
+    /// two. The classic sum is computed here from each priority's score and weight, not by
+    /// `combine`.
+    #[test]
+    fn default_priorities_on_1000_generated_nodes_rank_as_the_classic_weighted_sum() {
+        use crate::cluster::objects::{Object, PREFER_AVOID_PODS_ANNOTATION};
+        use crate::testing::api_objects;
+
+        let spec = ClusterSpec { nodes: 1000, ..ClusterSpec::default() };
+        let (mut nodes, pods) = generate(&spec);
+        let avoid = serde_json::json!({"preferAvoidPods": [{"podSignature": {"podController": {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "checkout-api-6c9f7d5b8",
+            "uid": "uid-rs-checkout-api", "controller": true}}, "reason": "draining"}]});
+        for node in nodes.iter_mut().step_by(50) {
+            node.metadata.annotations.insert(PREFER_AVOID_PODS_ANNOTATION.to_string(), avoid.to_string());
+        }
+        let mut pending = api_objects::pending_pod(&spec);
+        pending["spec"]["affinity"]["nodeAffinity"] = serde_json::json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 2, "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-0"]}]}},
+            {"weight": 1, "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-1"]}]}}]});
+        pending["spec"]["affinity"]["podAffinity"] = serde_json::json!({"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "app-7"}},
+                "namespaces": ["team-0"], "topologyKey": "kubernetes.io/hostname"}}]});
+        let pod = PodContext::new(serde_json::from_value::<Object<crate::cluster::objects::Pod>>(pending).unwrap().0);
+
+        let snapshot = Snapshot::build(nodes, pods);
+        let candidates: Vec<Candidate> = (0..spec.nodes).map(|i| Candidate::by_name(&snapshot, node_name(i))).collect();
+        let plan = Plan::default_plan();
+        let view = ClusterView::of(&snapshot);
+        let ev = Evaluator::new(2).unwrap();
+        let answers = prioritize(&ev, &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
+
+        // The classic weighted sum, from each priority's scores.
+        let per_priority = breakdown(&ev, &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
+        let classic: Vec<i64> = (0..candidates.len())
+            .map(|c| plan.priorities.iter().zip(&per_priority).map(|(p, s)| p.weight * s[c].unwrap()).sum())
+            .collect();
+        let avoid_slot =
+            plan.priorities.iter().position(|p| p.priority.name() == "NodePreferAvoidPodsPriority").unwrap();
+        let avoided: Vec<bool> = per_priority[avoid_slot].iter().map(|s| *s == Some(0)).collect();
+        assert_eq!(avoided.iter().filter(|a| **a).count(), 20);
+        // One point of the answer's scale in the classic sum: the other priorities' weights.
+        let point: i64 = plan.priorities.iter().map(|p| p.weight).sum::<i64>() - plan.priorities[avoid_slot].weight;
+        assert_eq!(point, 7);
+
+        let mut apart = 0;
+        for i in 0..answers.len() {
+            for j in 0..answers.len() {
+                // Never ordered against the classic sum (a tie is allowed) ...
+                if classic[i] > classic[j] {
+                    assert!(
+                        answers[i] >= answers[j],
+                        "{} ({}) vs {} ({})",
+                        classic[i],
+                        answers[i],
+                        classic[j],
+                        answers[j]
+                    );
+                }
+                // ... and one point apart there, two nodes not avoided are apart in the answers.
+                if classic[i] - classic[j] >= point && !avoided[i] && !avoided[j] {
+                    assert!(
+                        answers[i] > answers[j],
+                        "{} ({}) vs {} ({})",
+                        classic[i],
+                        answers[i],
+                        classic[j],
+                        answers[j]
+                    );
+                    apart += 1;
+                }
+            }
+        }
+        assert!(apart > 100_000, "only {apart} pairs a point apart");
+        for (answer, avoided) in answers.iter().zip(&avoided) {
+            assert_eq!(*answer == 0, *avoided, "avoided nodes, and only they, answer 0");
+        }
+        let distinct: std::collections::BTreeSet<i64> = answers.iter().copied().collect();
+        assert!(distinct.len() >= 4, "answers {distinct:?}");
     }
 }

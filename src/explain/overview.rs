@@ -114,8 +114,10 @@ fn ranking(report: &Report, top: usize, named: &[&str], style: Style, out: &mut 
     let top_shown = top.min(feasible);
     out.push_str(&format!(
         "Top {top_shown} of {feasible} feasible nodes, best first. SCORE is what /prioritize answers:\n\
-         floor(sum of weight x score / sum of weights), each priority scoring 0-10; equal scores\n\
-         rank by that sum before the floor, then by name.\n\n"
+         sum of weight x score / sum of weights, rounded to nearest, each priority scoring 0-10\n\
+         (NodePreferAvoidPodsPriority, when it weighs at least the others together, is a veto: a\n\
+         node it scores 0 gets 0, and it is left out of the others' sum). Equal scores rank by\n\
+         the sum of weight x score, then by name.\n\n"
     ));
     score_rows(scores, &shown, style, out);
 }

@@ -85,10 +85,11 @@ pub struct PriorityWeight {
 #[serde(rename_all = "camelCase")]
 pub struct NodeScores {
     pub node: String,
-    /// What `/prioritize` answers: floor(sum(weighted) / sum(weight)), 0..10.
+    /// What `/prioritize` answers (`engine::combine`): the weighted mean rounded to nearest, or 0
+    /// on a node NodePreferAvoidPodsPriority vetoes; 0..10.
     pub score: i64,
     /// 1 for the best: the highest score; on equal scores, the larger sum of `weighted` (the score
-    /// before the floor), then the name.
+    /// before the rounding), then the name.
     pub rank: usize,
     /// Per priority, in the order of `priorities`.
     pub priorities: Vec<PriorityScore>,
@@ -260,7 +261,7 @@ pub fn build(
     })
 }
 
-/// The rank of each candidate (in name order) by score, then by the weighted sum before the floor,
+/// The rank of each candidate (in name order) by score, then by the weighted sum before rounding,
 /// then by name: 1 for the best.
 fn ranks(scores: &[i64], sums: &[i64]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..scores.len()).collect();
@@ -366,5 +367,36 @@ mod tests {
         let scores = report.scores.unwrap();
         let ranked: Vec<(&str, usize)> = scores.nodes.iter().map(|n| (n.node.as_str(), n.rank)).collect();
         assert_eq!(ranked, [("a", 2), ("b", 1)]);
+    }
+
+    /// ResourceLimitsPriority and PodFitsResources' ignored resources, from a Policy, and the
+    /// SCORE row `/prioritize` would answer (the same combine).
+    #[test]
+    fn a_policy_with_resource_limits_and_ignored_resources() {
+        let plan = crate::policy::parse_policy(
+            "policy.json",
+            r#"{"kind":"Policy","apiVersion":"v1",
+                "predicates":[{"name":"PodFitsResources","argument":{"ignoredResources":["example.com/foo"]}}],
+                "priorities":[{"name":"ResourceLimitsPriority","weight":2},{"name":"EqualPriority","weight":1}]}"#,
+        )
+        .unwrap();
+        let snapshot = Snapshot::build(
+            [
+                NodeBuilder::new("big").alloc(&[("cpu", "8")]).build(),
+                NodeBuilder::new("small").alloc(&[("cpu", "1")]).build(),
+            ],
+            [],
+        );
+        let pod: Pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p"}, "spec": {"containers": [
+            {"name": "c", "resources": {"requests": {"example.com/foo": "1"}, "limits": {"cpu": "2", "memory": "64Gi"}}}]}}))
+        .unwrap();
+        let report = run(&plan, pod, &snapshot, &[]).unwrap();
+        assert_eq!(report.feasible, ["big", "small"], "example.com/foo is not checked");
+        let scores = report.scores.unwrap();
+        let limits: Vec<i64> = scores.nodes.iter().map(|n| n.priorities[0].score).collect();
+        assert_eq!(limits, [1, 0], "only big's 8 cpu cover the 2-cpu limit; 64Gi fits neither");
+        // big: (2*1 + 1*1) / 3 = 1; small: (0 + 1) / 3 = 0.33 -> 0.
+        let totals: Vec<i64> = scores.nodes.iter().map(|n| n.score).collect();
+        assert_eq!(totals, [1, 0]);
     }
 }

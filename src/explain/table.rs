@@ -210,8 +210,10 @@ pub fn render_table(report: &Report, style: Style) -> String {
             out.push_str("No feasible node to score.\n");
         } else {
             out.push_str(
-                "Scores of the feasible nodes: score (weight x score) per priority; SCORE is\n\
-                 floor(sum of weight x score / sum of weights), what /prioritize answers.\n\n",
+                "Scores of the feasible nodes: score (weight x score) per priority; SCORE is what /prioritize\n\
+                 answers: sum of weight x score / sum of weights, rounded to nearest. When\n\
+                 NodePreferAvoidPodsPriority weighs at least the others together, it is a veto: a node it\n\
+                 scores 0 gets 0, and it is left out of the others' sum.\n\n",
             );
             let mut rows = Vec::new();
             score_rows(scores, &mut rows);

@@ -12,6 +12,8 @@ use serde::Deserialize;
 
 use crate::predicates::check_node_label_presence::CheckNodeLabelPresence;
 use crate::predicates::check_service_affinity;
+use crate::predicates::general_predicates::GeneralPredicates;
+use crate::predicates::pod_fits_resources::{IgnoredResources, PodFitsResources};
 use crate::predicates::{ArgumentNeed, Kind, Predicate};
 use crate::priorities::{self, Priority, PriorityArgs};
 
@@ -59,12 +61,22 @@ pub struct PredicatePolicy {
     pub argument: Option<PredicateArgument>,
 }
 
-/// A predicate's `argument`: exactly one of its fields.
+/// A predicate's `argument`: `serviceAffinity` or `labelsPresence`, or PodFitsResources' own
+/// fields (`ignoredResources`, `ignoredResourceGroups`, as kube-scheduler's `NodeResourcesFitArgs`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PredicateArgument {
     pub service_affinity: Option<ServiceAffinityArgument>,
     pub labels_presence: Option<LabelsPresenceArgument>,
+    pub ignored_resources: Option<Vec<String>>,
+    pub ignored_resource_groups: Option<Vec<String>>,
+}
+
+impl PredicateArgument {
+    /// Whether it holds PodFitsResources' fields.
+    fn has_fit_fields(&self) -> bool {
+        self.ignored_resources.is_some() || self.ignored_resource_groups.is_some()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -194,6 +206,7 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
         index: usize,
         predicate: Arc<dyn Predicate>,
     }
+    let ignored = ignored_resources(&entries)?;
     let mut placed: Vec<Placed> = Vec::with_capacity(entries.len());
     for (index, entry) in entries.iter().enumerate() {
         let at = format!("predicates[{index}] ({:?})", entry.name);
@@ -208,7 +221,7 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
                 return Err(format!("{at}.order: must be a positive integer, found {order}"));
             }
         }
-        let (kind, predicate) = instantiate(entry).map_err(|why| format!("{at}: {why}"))?;
+        let (kind, predicate) = instantiate(entry, &ignored).map_err(|why| format!("{at}: {why}"))?;
         placed.push(Placed { order: entry.order, rank: kind.rank(), index, predicate });
     }
     // Ordered entries first by (order, static rank); then the rest in static order. The sort is
@@ -282,12 +295,44 @@ fn plan_priorities(entries: &[PriorityPolicy], hard_weight: i64) -> Result<Vec<W
     Ok(out)
 }
 
+/// The extended resources the PodFitsResources entry's argument ignores (none without one). The
+/// same list goes to GeneralPredicates: in the Policy era it was predicate metadata, which both
+/// resource checks read.
+fn ignored_resources(entries: &[PredicatePolicy]) -> Result<IgnoredResources, String> {
+    let fit = entries.iter().enumerate().find(|(_, e)| Kind::from_name(&e.name) == Some(Kind::PodFitsResources));
+    let Some((index, entry)) = fit else { return Ok(IgnoredResources::default()) };
+    let Some(argument) = entry.argument.as_ref() else { return Ok(IgnoredResources::default()) };
+    IgnoredResources::new(
+        argument.ignored_resources.clone().unwrap_or_default(),
+        argument.ignored_resource_groups.clone().unwrap_or_default(),
+    )
+    .map_err(|e| format!("predicates[{index}] ({:?}).argument.{e}", entry.name))
+}
+
 /// The predicate an entry names. A named kind must get exactly the argument it needs; an entry with
 /// a `labelsPresence` argument may carry any name (upstream registers such custom predicates under
-/// their Policy name) and takes CheckNodeLabelPresence's place in the static order.
-fn instantiate(entry: &PredicatePolicy) -> Result<(Kind, Arc<dyn Predicate>), String> {
+/// their Policy name) and takes CheckNodeLabelPresence's place in the static order. PodFitsResources
+/// and GeneralPredicates get `ignored` (see [`ignored_resources`]).
+fn instantiate(entry: &PredicatePolicy, ignored: &IgnoredResources) -> Result<(Kind, Arc<dyn Predicate>), String> {
     let kind = Kind::from_name(&entry.name);
     let argument = entry.argument.as_ref();
+    if let Some(a) = argument {
+        if kind == Some(Kind::PodFitsResources) {
+            if a.labels_presence.is_some() || a.service_affinity.is_some() {
+                return Err(
+                    "argument: PodFitsResources takes only ignoredResources and ignoredResourceGroups".to_string()
+                );
+            }
+            return Ok((Kind::PodFitsResources, Arc::new(PodFitsResources::new(ignored.clone()))));
+        }
+        if a.has_fit_fields() {
+            let field = if a.ignored_resources.is_some() { "ignoredResources" } else { "ignoredResourceGroups" };
+            return Err(format!("argument.{field}: only PodFitsResources takes it"));
+        }
+    }
+    if kind == Some(Kind::GeneralPredicates) && argument.is_none() {
+        return Ok((Kind::GeneralPredicates, Arc::new(GeneralPredicates::new(ignored.clone()))));
+    }
     let (labels_presence, service_affinity) = match argument {
         Some(a) => (a.labels_presence.as_ref(), a.service_affinity.as_ref()),
         None => (None, None),
@@ -481,6 +526,67 @@ mod tests {
         ];
         for (input, want) in cases {
             let got = plan(input).unwrap_err();
+            assert!(got.starts_with(want), "for {input}\n got: {got}\nwant: {want}");
+        }
+    }
+
+    #[test]
+    fn pod_fits_resources_takes_ignored_resources_and_shares_them_with_general_predicates() {
+        use crate::predicates::{reasons_of, Reason};
+        use crate::testing::{NodeBuilder, PodBuilder};
+        let plan = plan(&format!(
+            r#"{{{HEAD},"predicates":[
+                {{"name":"GeneralPredicates"}},
+                {{"name":"PodFitsResources","argument":{{"ignoredResources":["example.com/foo"],"ignoredResourceGroups":["devices.example.org"]}}}}
+            ]}}"#
+        ))
+        .unwrap();
+        assert_eq!(plan.predicate_names(), ["GeneralPredicates", "PodFitsResources"]);
+        let node = crate::cluster::NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let pod = || {
+            PodBuilder::new("p")
+                .req(&[("example.com/foo", "1"), ("devices.example.org/fpga", "1"), ("example.com/bar", "1")])
+                .build()
+        };
+        let want = vec![Reason::resolvable("Insufficient example.com/bar")];
+        for predicate in &plan.predicates {
+            assert_eq!(reasons_of(predicate.as_ref(), pod(), &node), want, "{}", predicate.name());
+        }
+        // Without the argument both check every extended resource; an empty argument ignores nothing.
+        for text in [
+            format!(r#"{{{HEAD},"predicates":[{{"name":"GeneralPredicates"}},{{"name":"PodFitsResources"}}]}}"#),
+            format!(
+                r#"{{{HEAD},"predicates":[{{"name":"GeneralPredicates"}},{{"name":"PodFitsResources","argument":{{}}}}]}}"#
+            ),
+        ] {
+            for predicate in &plan_of(&text).predicates {
+                assert_eq!(reasons_of(predicate.as_ref(), pod(), &node).len(), 3, "{text}");
+            }
+        }
+    }
+
+    fn plan_of(text: &str) -> Plan {
+        plan(text).unwrap()
+    }
+
+    #[test]
+    fn pod_fits_resources_argument_errors_name_the_field() {
+        let fit = |argument: &str| {
+            format!(r#"{{{HEAD},"predicates":[{{"name":"PodFitsResources","argument":{argument}}}]}}"#)
+        };
+        let cases = [
+            (fit(r#"{"ignoredResource":["example.com/foo"]}"#), "policy.json: predicates[0].argument.ignoredResource: unknown field `ignoredResource`, expected one of `serviceAffinity`, `labelsPresence`, `ignoredResources`, `ignoredResourceGroups`"),
+            (fit(r#"{"ignoredResources":["example.com/foo",3]}"#), "policy.json: predicates[0].argument.ignoredResources[1]: invalid type: integer `3`, expected a string"),
+            (fit(r#"{"ignoredResourceGroups":[null]}"#), "policy.json: predicates[0].argument.ignoredResourceGroups[0]: invalid type: null, expected a string"),
+            (fit(r#"{"ignoredResources":"example.com/foo"}"#), "policy.json: predicates[0].argument.ignoredResources: invalid type: string \"example.com/foo\", expected a sequence"),
+            (fit(r#"{"ignoredResources":["Example.com/foo"]}"#), "policy.json: predicates[0] (\"PodFitsResources\").argument.ignoredResources[0]: \"Example.com/foo\": prefix part must be a lowercase RFC 1123 subdomain"),
+            (fit(r#"{"ignoredResourceGroups":["example.com/foo"]}"#), "policy.json: predicates[0] (\"PodFitsResources\").argument.ignoredResourceGroups[0]: \"example.com/foo\": a resource group name can't contain '/'"),
+            (fit(r#"{"labelsPresence":{"labels":["a"],"presence":true}}"#), "policy.json: predicates[0] (\"PodFitsResources\"): argument: PodFitsResources takes only ignoredResources and ignoredResourceGroups"),
+            (format!(r#"{{{HEAD},"predicates":[{{"name":"GeneralPredicates","argument":{{"ignoredResources":["example.com/foo"]}}}}]}}"#), "policy.json: predicates[0] (\"GeneralPredicates\"): argument.ignoredResources: only PodFitsResources takes it"),
+            (format!(r#"{{{HEAD},"predicates":[{{"name":"Custom","argument":{{"ignoredResourceGroups":["example.com"]}}}}]}}"#), "policy.json: predicates[0] (\"Custom\"): argument.ignoredResourceGroups: only PodFitsResources takes it"),
+        ];
+        for (input, want) in cases {
+            let got = plan(&input).unwrap_err();
             assert!(got.starts_with(want), "for {input}\n got: {got}\nwant: {want}");
         }
     }

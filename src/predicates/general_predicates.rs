@@ -1,16 +1,26 @@
 //! GeneralPredicates: PodFitsResources, HostName, PodFitsHostPorts and MatchNodeSelector in one,
-//! reporting every part that fails.
+//! reporting every part that fails. Its resource check skips the extended resources the Policy's
+//! PodFitsResources entry ignores (see [`IgnoredResources`]), as the Policy-era predicate metadata
+//! shared that list between the two.
 
 use crate::cluster::NodeInfo;
 use crate::engine::PodContext;
 use crate::predicates::host_name::{fits_host, ERR_POD_NOT_MATCH_HOST_NAME};
 use crate::predicates::match_node_selector::{matches_node_selector, ERR_NODE_SELECTOR_NOT_MATCH};
 use crate::predicates::pod_fits_host_ports::{fits_host_ports, ERR_POD_NOT_FITS_HOST_PORTS};
-use crate::predicates::pod_fits_resources::check_resources;
+use crate::predicates::pod_fits_resources::{check_resources, IgnoredResources};
 use crate::predicates::{Predicate, Reason};
 
-#[derive(Debug)]
-pub struct GeneralPredicates;
+#[derive(Debug, Default)]
+pub struct GeneralPredicates {
+    ignored: IgnoredResources,
+}
+
+impl GeneralPredicates {
+    pub fn new(ignored: IgnoredResources) -> Self {
+        GeneralPredicates { ignored }
+    }
+}
 
 impl Predicate for GeneralPredicates {
     fn name(&self) -> &str {
@@ -18,7 +28,7 @@ impl Predicate for GeneralPredicates {
     }
 
     fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        check_resources(pod, node, reasons);
+        check_resources(pod, node, &self.ignored, reasons);
         if !fits_host(pod, node) {
             reasons.push(ERR_POD_NOT_MATCH_HOST_NAME);
         }
@@ -60,7 +70,20 @@ mod tests {
             ("selector only", PodBuilder::new("p").node_selector("zone", "b"), vec![ERR_NODE_SELECTOR_NOT_MATCH]),
         ];
         for (name, pod, want) in cases {
-            assert_eq!(reasons_of(&GeneralPredicates, pod.build(), &node), want, "{name}");
+            assert_eq!(reasons_of(&GeneralPredicates::default(), pod.build(), &node), want, "{name}");
         }
+    }
+
+    #[test]
+    fn honours_the_ignored_extended_resources() {
+        let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);
+        let pod = || PodBuilder::new("p").req(&[("example.com/foo", "1"), ("nvidia.com/gpu", "1")]).build();
+        let ignored = IgnoredResources::new(vec!["example.com/foo".to_string()], vec![]).unwrap();
+        let short = |name: &str| Reason::new(std::borrow::Cow::Owned(format!("Insufficient {name}")), true);
+        assert_eq!(
+            reasons_of(&GeneralPredicates::default(), pod(), &node),
+            vec![short("example.com/foo"), short("nvidia.com/gpu")]
+        );
+        assert_eq!(reasons_of(&GeneralPredicates::new(ignored), pod(), &node), vec![short("nvidia.com/gpu")]);
     }
 }

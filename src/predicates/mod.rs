@@ -185,11 +185,11 @@ impl Kind {
         let p: Arc<dyn Predicate> = match self {
             Kind::CheckNodeCondition => Arc::new(check_node_condition::CheckNodeCondition),
             Kind::CheckNodeUnschedulable => Arc::new(check_node_unschedulable::CheckNodeUnschedulable),
-            Kind::GeneralPredicates => Arc::new(general_predicates::GeneralPredicates),
+            Kind::GeneralPredicates => Arc::new(general_predicates::GeneralPredicates::default()),
             Kind::HostName => Arc::new(host_name::HostName),
             Kind::PodFitsHostPorts => Arc::new(pod_fits_host_ports::PodFitsHostPorts),
             Kind::MatchNodeSelector => Arc::new(match_node_selector::MatchNodeSelector),
-            Kind::PodFitsResources => Arc::new(pod_fits_resources::PodFitsResources),
+            Kind::PodFitsResources => Arc::new(pod_fits_resources::PodFitsResources::default()),
             Kind::NoDiskConflict => Arc::new(no_disk_conflict::NoDiskConflict),
             Kind::PodToleratesNodeTaints => Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::all()),
             Kind::PodToleratesNodeNoExecuteTaints => {

@@ -1,10 +1,18 @@
 //! PodFitsResources: the node's allocatable must cover what the pods on it request plus what the
 //! incoming pod requests, for every resource the pod requests, and the node must take one more pod.
+//!
+//! Its Policy argument, as kube-scheduler's `NodeResourcesFitArgs`, names extended resources it
+//! does not check (`ignoredResources`, and `ignoredResourceGroups` by the prefix before `/`): they
+//! are managed by someone else, such as a device extender. In the Policy era the ignored list was
+//! predicate metadata that GeneralPredicates' resource check read too, so GeneralPredicates
+//! honours the same list when the Policy lists both.
 
 use std::borrow::Cow;
 
+use crate::cluster::resources::is_extended_resource_name;
 use crate::cluster::NodeInfo;
 use crate::engine::PodContext;
+use crate::label_syntax;
 use crate::predicates::{Predicate, Reason};
 
 pub const ERR_INSUFFICIENT_PODS: Reason = Reason::resolvable("Insufficient pods");
@@ -12,13 +20,66 @@ pub const ERR_INSUFFICIENT_CPU: Reason = Reason::resolvable("Insufficient cpu");
 pub const ERR_INSUFFICIENT_MEMORY: Reason = Reason::resolvable("Insufficient memory");
 pub const ERR_INSUFFICIENT_EPHEMERAL_STORAGE: Reason = Reason::resolvable("Insufficient ephemeral-storage");
 
-#[derive(Debug)]
-pub struct PodFitsResources;
+/// The extended resources the resource check skips.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IgnoredResources {
+    /// Full names, e.g. `example.com/foo`.
+    resources: Vec<String>,
+    /// Prefixes before the `/`, e.g. `example.com`.
+    groups: Vec<String>,
+}
+
+impl IgnoredResources {
+    /// The lists of a Policy argument, validated as upstream's `ValidateNodeResourcesFitArgs`:
+    /// every entry a qualified name, and no `/` in a group. The error names the field and entry
+    /// (`ignoredResources[1]: ...`).
+    pub fn new(resources: Vec<String>, groups: Vec<String>) -> Result<Self, String> {
+        for (i, name) in resources.iter().enumerate() {
+            if let Some(e) = label_syntax::qualified_name_error(name) {
+                return Err(format!("ignoredResources[{i}]: {e}"));
+            }
+        }
+        for (i, group) in groups.iter().enumerate() {
+            if group.contains('/') {
+                return Err(format!("ignoredResourceGroups[{i}]: {group:?}: a resource group name can't contain '/'"));
+            }
+            if let Some(e) = label_syntax::qualified_name_error(group) {
+                return Err(format!("ignoredResourceGroups[{i}]: {e}"));
+            }
+        }
+        Ok(IgnoredResources { resources, groups })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.resources.is_empty() && self.groups.is_empty()
+    }
+
+    /// Whether the check skips this resource: only extended resources can be skipped, as upstream
+    /// (cpu, memory, hugepages and `kubernetes.io/` names are always checked).
+    pub fn ignores(&self, name: &str) -> bool {
+        if self.is_empty() || !is_extended_resource_name(name) {
+            return false;
+        }
+        let group = name.split_once('/').map_or(name, |(g, _)| g);
+        self.resources.iter().any(|r| r == name) || self.groups.iter().any(|g| g == group)
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct PodFitsResources {
+    ignored: IgnoredResources,
+}
+
+impl PodFitsResources {
+    pub fn new(ignored: IgnoredResources) -> Self {
+        PodFitsResources { ignored }
+    }
+}
 
 /// Pushes a reason per resource that does not fit. A resource the pod requests none of is not
 /// checked (as kube-scheduler's Fit plugin today), so an over-committed node still takes a pod
-/// that asks nothing of that resource.
-pub fn check_resources(pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+/// that asks nothing of that resource; nor is an ignored extended resource.
+pub fn check_resources(pod: &PodContext, node: &NodeInfo, ignored: &IgnoredResources, reasons: &mut Vec<Reason>) {
     let allocatable = node.allocatable();
     let requested = node.pods.requested();
     let want = &pod.requests;
@@ -37,7 +98,7 @@ pub fn check_resources(pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reas
         reasons.push(ERR_INSUFFICIENT_EPHEMERAL_STORAGE);
     }
     for (name, amount) in &want.scalar {
-        if short(*amount, allocatable.scalar(name), requested.scalar(name)) {
+        if short(*amount, allocatable.scalar(name), requested.scalar(name)) && !ignored.ignores(name) {
             reasons.push(Reason::new(Cow::Owned(format!("Insufficient {name}")), true));
         }
     }
@@ -49,7 +110,7 @@ impl Predicate for PodFitsResources {
     }
 
     fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        check_resources(pod, node, reasons);
+        check_resources(pod, node, &self.ignored, reasons);
     }
 }
 
@@ -163,7 +224,7 @@ mod tests {
             ),
         ];
         for (name, node, pod, want) in cases {
-            assert_eq!(reasons_of(&PodFitsResources, pod.build(), &node), want, "{name}");
+            assert_eq!(reasons_of(&PodFitsResources::default(), pod.build(), &node), want, "{name}");
         }
     }
 
@@ -173,9 +234,95 @@ mod tests {
             NodeBuilder::new("n").build(),
             [PodBuilder::new("old").req(&[("cpu", "1")]).init_req(&[("cpu", "3")]).build()],
         );
-        let fits = reasons_of(&PodFitsResources, PodBuilder::new("p").req(&[("cpu", "1")]).build(), &node);
+        let fits = reasons_of(&PodFitsResources::default(), PodBuilder::new("p").req(&[("cpu", "1")]).build(), &node);
         assert!(fits.is_empty());
-        let short = reasons_of(&PodFitsResources, PodBuilder::new("p").req(&[("cpu", "1001m")]).build(), &node);
+        let short =
+            reasons_of(&PodFitsResources::default(), PodBuilder::new("p").req(&[("cpu", "1001m")]).build(), &node);
         assert_eq!(short, vec![ERR_INSUFFICIENT_CPU]);
+    }
+
+    fn ignoring(resources: &[&str], groups: &[&str]) -> IgnoredResources {
+        let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+        IgnoredResources::new(owned(resources), owned(groups)).unwrap()
+    }
+
+    /// upstream: TestPodFitsResources (1.12-1.17 predicates_test.go) case "skip checking ignored
+    /// extended resource" (`ignoredExtendedResources`), and TestEnoughRequests (1.20
+    /// noderesources/fit_test.go) cases "skip checking ignored extended resource" and "skip
+    /// checking ignored extended resource via resource groups". The node is upstream's
+    /// `makeAllocatableResources(10, 20, 32, 5, 20, 5)`: 10m cpu, 20 bytes of memory, 32 pods,
+    /// 5 example.com/aaa, 20 bytes of ephemeral storage, 5 hugepages-2Mi; example.com/bbb and
+    /// kubernetes.io/something are not allocatable.
+    #[test]
+    fn ignored_extended_resources() {
+        let node = NodeInfo::from_parts(
+            NodeBuilder::new("n")
+                .alloc(&[
+                    ("cpu", "10m"),
+                    ("memory", "20"),
+                    ("pods", "32"),
+                    ("example.com/aaa", "5"),
+                    ("ephemeral-storage", "20"),
+                    ("hugepages-2Mi", "5"),
+                ])
+                .build(),
+            [PodBuilder::new("existing").req(&[("cpu", "0"), ("memory", "0")]).build()],
+        );
+        let bbb = || PodBuilder::new("p").req(&[("cpu", "1m"), ("memory", "1"), ("example.com/bbb", "1")]);
+        let cases: Vec<(&str, PodBuilder, IgnoredResources, Vec<Reason>)> = vec![
+            ("not ignored: checked", bbb(), IgnoredResources::default(), vec![insufficient("example.com/bbb")]),
+            ("skip checking ignored extended resource", bbb(), ignoring(&["example.com/bbb"], &[]), vec![]),
+            (
+                "skip checking ignored extended resource via resource groups",
+                PodBuilder::new("p").req(&[
+                    ("cpu", "1m"),
+                    ("memory", "1"),
+                    ("example.com/bbb", "1"),
+                    ("kubernetes.io/something", "1"),
+                ]),
+                ignoring(&[], &["example.com"]),
+                vec![insufficient("kubernetes.io/something")],
+            ),
+            (
+                "another resource of the same group is still checked",
+                bbb(),
+                ignoring(&["example.com/aaa"], &["example.org"]),
+                vec![insufficient("example.com/bbb")],
+            ),
+            (
+                "native resources are never ignored, even when named",
+                PodBuilder::new("p").req(&[("hugepages-2Mi", "6"), ("kubernetes.io/something", "1")]),
+                ignoring(&["hugepages-2Mi", "kubernetes.io/something"], &["kubernetes.io"]),
+                vec![insufficient("hugepages-2Mi"), insufficient("kubernetes.io/something")],
+            ),
+            (
+                "cpu and memory are still checked",
+                PodBuilder::new("p").req(&[("cpu", "11m"), ("example.com/bbb", "1")]),
+                ignoring(&["example.com/bbb"], &[]),
+                vec![ERR_INSUFFICIENT_CPU],
+            ),
+        ];
+        for (name, pod, ignored, want) in cases {
+            assert_eq!(reasons_of(&PodFitsResources::new(ignored), pod.build(), &node), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn ignored_lists_are_validated_as_upstream() {
+        let err = |resources: &[&str], groups: &[&str]| {
+            let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
+            IgnoredResources::new(owned(resources), owned(groups)).unwrap_err()
+        };
+        // upstream: TestValidateFitArgs (1.20 validation_pluginargs_test.go): "example.com/" in
+        // either list, a 64-character group, a group with a '/'.
+        assert!(err(&["example.com/"], &[]).starts_with("ignoredResources[0]: "), "{}", err(&["example.com/"], &[]));
+        assert!(err(&["example.com/"], &[]).contains("name part must be non-empty"));
+        assert!(err(&[], &[&"a".repeat(64)]).contains("ignoredResourceGroups[0]: "));
+        assert!(err(&[], &[&"a".repeat(64)]).contains("no more than 63 characters"));
+        assert_eq!(
+            err(&[], &["ok.com", "example.com/aa"]),
+            "ignoredResourceGroups[1]: \"example.com/aa\": a resource group name can't contain '/'"
+        );
+        assert!(err(&["fine.io/a", "Bad Name"], &[]).starts_with("ignoredResources[1]: \"Bad Name\""));
     }
 }

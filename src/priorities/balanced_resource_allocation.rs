@@ -147,4 +147,87 @@ mod tests {
         .unwrap_err();
         assert_eq!(err, "argument: BalancedResourceAllocation takes none");
     }
+
+    /// upstream: TestBalancedResourceAllocation (1.12-1.16 balanced_resource_allocation_test.go),
+    /// every case but "Include volume count on a node for balanced resource allocation" (the
+    /// BalanceAttachedNodeVolumes alpha, which this priority does not implement), with its expected
+    /// 0..10 scores. `cpuOnly` writes memory as "0", which counts as zero.
+    #[test]
+    fn upstream_balanced_resource_allocation_table() {
+        use crate::priorities::resource_allocation::test_support::upstream::*;
+        let two = |cpu: i64, memory: i64| vec![make_node("machine1", cpu, memory), make_node("machine2", cpu, memory)];
+        let cases: Vec<Case> = vec![
+            ("nothing scheduled, nothing requested", no_resources("p", ""), two(4000, 10000), vec![], vec![10, 10]),
+            (
+                "nothing scheduled, resources requested, differently sized machines",
+                cpu_and_memory("p", ""),
+                vec![make_node("machine1", 4000, 10000), make_node("machine2", 6000, 10000)],
+                vec![],
+                vec![7, 10],
+            ),
+            (
+                "no resources requested, pods scheduled",
+                no_resources("p", ""),
+                two(4000, 10000),
+                vec![
+                    no_resources("a", "machine1"),
+                    no_resources("b", "machine1"),
+                    no_resources("c", "machine2"),
+                    no_resources("d", "machine2"),
+                ],
+                vec![10, 10],
+            ),
+            (
+                // machine1: cpu 6000/10000 = 0.6, memory 0/20000 = 0: 10 - 0.6*10 = 4.
+                // machine2: cpu 0.6, memory 5000/20000 = 0.25: 10 - 0.35*10 = 6.5 -> 6.
+                "no resources requested, pods scheduled with resources",
+                no_resources("p", ""),
+                two(10000, 20000),
+                vec![
+                    cpu_only("a", "machine1"),
+                    cpu_only("b", "machine1"),
+                    cpu_only("c", "machine2"),
+                    cpu_and_memory("d", "machine2"),
+                ],
+                vec![4, 6],
+            ),
+            (
+                "resources requested, pods scheduled with resources",
+                cpu_and_memory("p", ""),
+                two(10000, 20000),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![6, 9],
+            ),
+            (
+                "resources requested, pods scheduled with resources, differently sized machines",
+                cpu_and_memory("p", ""),
+                vec![make_node("machine1", 10000, 20000), make_node("machine2", 10000, 50000)],
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![6, 6],
+            ),
+            (
+                "requested resources exceed node capacity",
+                cpu_only("p", "machine1"),
+                two(4000, 10000),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![0, 0],
+            ),
+            (
+                "zero node resources, pods scheduled with resources",
+                no_resources("p", ""),
+                two(0, 0),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![0, 0],
+            ),
+        ];
+        let priority = build(&PriorityArgs {
+            name: "BalancedResourceAllocation",
+            argument: None,
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap();
+        for (name, pod, nodes, placed, want) in cases {
+            assert_eq!(scores(&priority, pod, nodes, placed), want, "{name}");
+        }
+    }
 }

@@ -111,6 +111,92 @@ mod tests {
         }
     }
 
+    /// upstream: TestLeastRequested (1.12-1.16 least_requested_test.go), every case, with its
+    /// expected 0..10 scores. `cpuOnly` writes memory as "0": an explicit zero counts as zero
+    /// (not as the 200Mi default), on the node and in the incoming pod.
+    #[test]
+    fn upstream_least_requested_table() {
+        use crate::priorities::resource_allocation::test_support::upstream::*;
+        let two = |cpu: i64, memory: i64| vec![make_node("machine1", cpu, memory), make_node("machine2", cpu, memory)];
+        let empty_on = |node: &str, name: &str| no_resources(name, node);
+        let cases: Vec<Case> = vec![
+            ("nothing scheduled, nothing requested", no_resources("p", ""), two(4000, 10000), vec![], vec![10, 10]),
+            (
+                // machine1: cpu (4000-3000)*10/4000 = 2.5, memory 5: (2.5+5)/2 = 3.
+                "nothing scheduled, resources requested, differently sized machines",
+                cpu_and_memory("p", ""),
+                vec![make_node("machine1", 4000, 10000), make_node("machine2", 6000, 10000)],
+                vec![],
+                vec![3, 5],
+            ),
+            (
+                "no resources requested, pods scheduled",
+                no_resources("p", ""),
+                two(4000, 10000),
+                vec![
+                    empty_on("machine1", "a"),
+                    empty_on("machine1", "b"),
+                    empty_on("machine2", "c"),
+                    empty_on("machine2", "d"),
+                ],
+                vec![10, 10],
+            ),
+            (
+                // machine1: cpu (10000-6000)*10/10000 = 4, memory 20000 of 20000 free = 10: 7.
+                // machine2: cpu 4, memory (20000-5000)*10/20000 = 7.5: 5.
+                "no resources requested, pods scheduled with resources",
+                no_resources("p", ""),
+                two(10000, 20000),
+                vec![
+                    cpu_only("a", "machine1"),
+                    cpu_only("b", "machine1"),
+                    cpu_only("c", "machine2"),
+                    cpu_and_memory("d", "machine2"),
+                ],
+                vec![7, 5],
+            ),
+            (
+                "resources requested, pods scheduled with resources",
+                cpu_and_memory("p", ""),
+                two(10000, 20000),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![5, 4],
+            ),
+            (
+                "resources requested, pods scheduled with resources, differently sized machines",
+                cpu_and_memory("p", ""),
+                vec![make_node("machine1", 10000, 20000), make_node("machine2", 10000, 50000)],
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![5, 6],
+            ),
+            (
+                // cpu 6000 of 4000: 0. machine1 memory 0 of 10000: 10, (0+10)/2 = 5; machine2
+                // memory 5000 of 10000: 5, (0+5)/2 = 2.
+                "requested resources exceed node capacity",
+                cpu_only("p", "machine1"),
+                two(4000, 10000),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![5, 2],
+            ),
+            (
+                "zero node resources, pods scheduled with resources",
+                no_resources("p", ""),
+                two(0, 0),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![0, 0],
+            ),
+        ];
+        let priority = build(&PriorityArgs {
+            name: "LeastRequestedPriority",
+            argument: None,
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap();
+        for (name, pod, nodes, placed, want) in cases {
+            assert_eq!(scores(&priority, pod, nodes, placed), want, "{name}");
+        }
+    }
+
     #[test]
     fn least_requested_score_edges() {
         assert_eq!(least_requested_score(0, 0), 0);

@@ -22,6 +22,7 @@ pub mod node_label;
 pub mod node_prefer_avoid_pods;
 pub mod requested_to_capacity_ratio;
 pub mod resource_allocation;
+pub mod resource_limits;
 pub mod selector_spread;
 pub mod service_anti_affinity;
 pub mod service_spreading;
@@ -132,6 +133,7 @@ pub const PRIORITIES: &[(&str, Builder, Option<&str>, Option<i64>)] = &[
     ("EvenPodsSpreadPriority", even_pods_spread::build, None, None),
     ("NodeLabelPriority", node_label::build, Some("labelPreference"), None),
     ("ServiceAntiAffinityPriority", service_anti_affinity::build, Some("serviceAntiAffinity"), None),
+    ("ResourceLimitsPriority", resource_limits::build, None, None),
     ("EqualPriority", equal::build, None, None),
 ];
 

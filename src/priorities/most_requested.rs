@@ -122,4 +122,59 @@ mod tests {
         .unwrap_err();
         assert_eq!(err, "argument: MostRequestedPriority takes none");
     }
+
+    /// upstream: TestMostRequested (1.12-1.16 most_requested_test.go), every case, with its
+    /// expected 0..10 scores. `cpuOnly` writes memory as "0", which counts as zero.
+    #[test]
+    fn upstream_most_requested_table() {
+        use crate::priorities::resource_allocation::test_support::upstream::*;
+        let two = |cpu: i64, memory: i64| vec![make_node("machine1", cpu, memory), make_node("machine2", cpu, memory)];
+        let cases: Vec<Case> = vec![
+            ("nothing scheduled, nothing requested", no_resources("p", ""), two(4000, 10000), vec![], vec![0, 0]),
+            (
+                "nothing scheduled, resources requested, differently sized machines",
+                cpu_and_memory("p", ""),
+                vec![make_node("machine1", 4000, 10000), make_node("machine2", 6000, 10000)],
+                vec![],
+                vec![6, 5],
+            ),
+            (
+                // machine1: cpu 6000*10/10000 = 6, memory 0 (the zeros are zeros): (6+0)/2 = 3.
+                // machine2: cpu 6, memory 5000*10/20000 = 2.5: 4.
+                "no resources requested, pods scheduled with resources",
+                no_resources("p", ""),
+                two(10000, 20000),
+                vec![
+                    cpu_only("a", "machine1"),
+                    cpu_only("b", "machine1"),
+                    cpu_only("c", "machine2"),
+                    cpu_and_memory("d", "machine2"),
+                ],
+                vec![3, 4],
+            ),
+            (
+                "resources requested, pods scheduled with resources",
+                cpu_and_memory("p", ""),
+                two(10000, 20000),
+                vec![cpu_only("a", "machine1"), cpu_and_memory("b", "machine2")],
+                vec![4, 5],
+            ),
+            (
+                "resources requested with more than the node, pods scheduled with resources",
+                big_cpu_and_memory("p", "machine1"),
+                vec![make_node("machine1", 4000, 10000), make_node("machine2", 10000, 8000)],
+                vec![],
+                vec![4, 2],
+            ),
+        ];
+        let priority = build(&PriorityArgs {
+            name: "MostRequestedPriority",
+            argument: None,
+            hard_pod_affinity_symmetric_weight: 1,
+        })
+        .unwrap();
+        for (name, pod, nodes, placed, want) in cases {
+            assert_eq!(scores(&priority, pod, nodes, placed), want, "{name}");
+        }
+    }
 }

@@ -157,7 +157,8 @@ mod tests {
         let ev = Evaluator::new(2).unwrap();
         let got = prioritize(&ev, &plan, &ctx, &ClusterView::of(&snapshot), &candidates, &CancelFlag::new()).unwrap();
         // Label: n1 10, n2 10, n3 0. Taints: raw 1, 0, 0 -> reversed over max 1: 0, 10, 10.
-        // (3 * label + 1 * taints) / 4, floored: n1 30 / 4 = 7, n2 40 / 4 = 10, n3 10 / 4 = 2.
-        assert_eq!(got, [7, 10, 2]);
+        // (3 * label + 1 * taints) / 4, rounded to nearest (half up): n1 30 / 4 = 7.5 -> 8,
+        // n2 40 / 4 = 10, n3 10 / 4 = 2.5 -> 3.
+        assert_eq!(got, [8, 10, 3]);
     }
 }

@@ -18,6 +18,8 @@ use crate::engine::view::ClusterView;
 use crate::engine::{Candidate, PodContext};
 use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
+pub const NAME: &str = "NodePreferAvoidPodsPriority";
+
 #[derive(Debug, Clone)]
 pub struct NodePreferAvoidPodsPriority;
 
@@ -89,7 +91,7 @@ struct PreferAvoidPodsScorer {
 
 impl Priority for NodePreferAvoidPodsPriority {
     fn name(&self) -> &str {
-        "NodePreferAvoidPodsPriority"
+        NAME
     }
 
     fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {

@@ -269,10 +269,10 @@ mod tests {
     /// be utilisation 52 and node 2's 77: the same scores, 5 and 7).
     ///
     /// The docs use the raw requests ("CPU: 2"). This priority counts non-zero requests for cpu
-    /// and memory, but the non-zero rule only replaces a container's *missing* (or zero) cpu or
-    /// memory request with 100m / 200Mi: every container here, the incoming pod's and the placed
-    /// ones', asks for cpu and memory explicitly, so non-zero and raw requests are the same and
-    /// the docs' numbers are reproduced as they are.
+    /// and memory, but the non-zero rule only replaces a container's *missing* cpu or memory
+    /// request with 100m / 200Mi: every container here, the incoming pod's and the placed ones',
+    /// asks for cpu and memory explicitly, so non-zero and raw requests are the same and the docs'
+    /// numbers are reproduced as they are.
     #[test]
     fn docs_worked_examples_score_5_and_7() {
         let argument = json!({
@@ -410,6 +410,52 @@ mod tests {
         for c in cases {
             let priority = with(c.argument.as_ref());
             assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
+        }
+    }
+
+    /// upstream: TestRequestedToCapacityRatio (1.15-1.16 requested_to_capacity_ratio_test.go),
+    /// every case, default shape and resources. Upstream's `buildResourcesPod` writes every
+    /// request, zeros included (`resources{0, 0}` is `cpu: 0, memory: 0`), for the incoming pod
+    /// and the placed ones: those zeros count as zero, not as 100m / 200Mi.
+    #[test]
+    fn upstream_requested_to_capacity_ratio_table() {
+        let pod_asking = |name: &str, node: &str, cpu: i64, memory: i64| {
+            PodBuilder::new(name)
+                .node(node)
+                .req(&[("cpu", &format!("{cpu}m")), ("memory", &memory.to_string())])
+                .build()
+        };
+        let node = |name: &str, cpu: i64, memory: i64| {
+            node(name, &[("cpu", &format!("{cpu}m")), ("memory", &memory.to_string())])
+        };
+        // (name, (capacity cpu, memory), (used cpu, memory)) per node.
+        type Nodes = [(&'static str, (i64, i64), (i64, i64)); 2];
+        // (case, the pod's (cpu, memory) requests, nodes, expected scores).
+        type Case = (&'static str, (i64, i64), Nodes, Vec<i64>);
+        let cases: [Case; 3] = [
+            (
+                "nothing scheduled, nothing requested (default - least requested nodes have priority)",
+                (0, 0),
+                [("node1", (4000, 10000), (0, 0)), ("node2", (4000, 10000), (0, 0))],
+                vec![10, 10],
+            ),
+            (
+                "nothing scheduled, resources requested, differently sized machines (default - least requested nodes have priority)",
+                (3000, 5000),
+                [("node1", (4000, 10000), (0, 0)), ("node2", (6000, 10000), (0, 0))],
+                vec![4, 5],
+            ),
+            (
+                "no resources requested, pods scheduled with resources (default - least requested nodes have priority)",
+                (0, 0),
+                [("node1", (4000, 10000), (3000, 5000)), ("node2", (6000, 10000), (3000, 5000))],
+                vec![4, 5],
+            ),
+        ];
+        for (name, (cpu, memory), nodes, want) in cases {
+            let placed = nodes.iter().map(|(n, _, (c, m))| pod_asking(&format!("used-{n}"), n, *c, *m)).collect();
+            let nodes = nodes.iter().map(|(n, (c, m), _)| node(n, *c, *m)).collect();
+            assert_eq!(scores(&with(None), pod_asking("p", "", cpu, memory), nodes, placed), want, "{name}");
         }
     }
 

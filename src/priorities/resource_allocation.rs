@@ -107,6 +107,56 @@ pub(crate) mod test_support {
         scorer.normalize(&mut scores);
         scores
     }
+
+    /// The fixtures of upstream's resource priority tables (TestLeastRequested, TestMostRequested,
+    /// TestBalancedResourceAllocation, 1.12-1.16 `algorithm/priorities`), rebuilt here: nodes with
+    /// only cpu and memory allocatable, and the pod specs those tables share. Memory amounts are
+    /// bytes, as upstream's.
+    pub mod upstream {
+        use crate::cluster::objects::{Node, Pod};
+        use crate::testing::{NodeBuilder, PodBuilder};
+
+        /// One case of an upstream table: its name, the pod, the nodes, the pods placed on them
+        /// and the expected scores in node order.
+        pub type Case = (&'static str, Pod, Vec<Node>, Vec<Pod>, Vec<i64>);
+
+        /// `makeNode(name, milliCPU, memory)`.
+        pub fn make_node(name: &str, milli_cpu: i64, memory: i64) -> Node {
+            NodeBuilder::new(name).alloc(&[("cpu", &format!("{milli_cpu}m")), ("memory", &memory.to_string())]).build()
+        }
+
+        /// `noResources`: a pod without containers (its non-zero requests are 0 too).
+        pub fn no_resources(name: &str, node: &str) -> Pod {
+            PodBuilder::new(name).node(node).build()
+        }
+
+        /// `cpuOnly`: two containers asking 1000m and 2000m cpu and memory written as "0".
+        pub fn cpu_only(name: &str, node: &str) -> Pod {
+            PodBuilder::new(name)
+                .node(node)
+                .req(&[("cpu", "1000m"), ("memory", "0")])
+                .req(&[("cpu", "2000m"), ("memory", "0")])
+                .build()
+        }
+
+        /// `cpuAndMemory`: 1000m + 2000m cpu, 2000 + 3000 bytes of memory.
+        pub fn cpu_and_memory(name: &str, node: &str) -> Pod {
+            PodBuilder::new(name)
+                .node(node)
+                .req(&[("cpu", "1000m"), ("memory", "2000")])
+                .req(&[("cpu", "2000m"), ("memory", "3000")])
+                .build()
+        }
+
+        /// `bigCPUAndMemory`: 2000m + 3000m cpu, 4000 + 5000 bytes of memory.
+        pub fn big_cpu_and_memory(name: &str, node: &str) -> Pod {
+            PodBuilder::new(name)
+                .node(node)
+                .req(&[("cpu", "2000m"), ("memory", "4000")])
+                .req(&[("cpu", "3000m"), ("memory", "5000")])
+                .build()
+        }
+    }
 }
 
 #[cfg(test)]
