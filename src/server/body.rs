@@ -23,8 +23,15 @@ pub struct BodyError {
 }
 
 /// Reads the whole body, refusing more than `limit` bytes (checked against `Content-Length` first,
-/// then while reading, for chunked bodies).
-pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Vec<u8>, BodyError> {
+/// then while reading, for chunked bodies), and a body still arriving `deadline` after the handler
+/// started (its head was in) with 408: a client must not hold a connection and a buffer by
+/// trickling its body.
+pub async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    deadline: Duration,
+) -> Result<Vec<u8>, BodyError> {
     let too_large = |n: String| BodyError {
         status: StatusCode::PAYLOAD_TOO_LARGE,
         message: format!("request body of {n} bytes is over the limit of {limit} bytes (--max-body-bytes)"),
@@ -41,6 +48,35 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
         }
     }
     let mut buf = Vec::with_capacity(declared.unwrap_or(0));
+    match tokio::time::timeout(deadline, read_until_over(&mut body, &mut buf, limit)).await {
+        Ok(Ok(Read::Whole)) => Ok(buf),
+        Ok(Ok(Read::Over(got))) => {
+            drain(&mut body, DRAIN_BYTES.saturating_sub(got)).await;
+            Err(too_large(format!("more than {limit}")))
+        }
+        Ok(Err(e)) => Err(e),
+        Err(_elapsed) => Err(BodyError {
+            status: StatusCode::REQUEST_TIMEOUT,
+            message: format!(
+                "the request body was still arriving when the body timeout of {} (--body-timeout) passed, \
+                 {} bytes in",
+                humantime::format_duration(deadline),
+                buf.len()
+            ),
+        }),
+    }
+}
+
+/// How [`read_until_over`] ended.
+enum Read {
+    /// The whole body is in the buffer.
+    Whole,
+    /// The body went over the limit after this many bytes (the last frame not kept).
+    Over(usize),
+}
+
+/// Appends the body's frames to `buf` until it ends or would go over `limit`.
+async fn read_until_over(body: &mut Body, buf: &mut Vec<u8>, limit: usize) -> Result<Read, BodyError> {
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| BodyError {
             status: StatusCode::BAD_REQUEST,
@@ -48,13 +84,12 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
         })?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
-                drain(&mut body, DRAIN_BYTES.saturating_sub(buf.len() + data.len())).await;
-                return Err(too_large(format!("more than {limit}")));
+                return Ok(Read::Over(buf.len() + data.len()));
             }
             buf.extend_from_slice(&data);
         }
     }
-    Ok(buf)
+    Ok(Read::Whole)
 }
 
 /// Reads and discards the rest of `body`: up to `budget` bytes, for at most `DRAIN_TIME`. Errors

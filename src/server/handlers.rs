@@ -239,7 +239,7 @@ struct OnPool {
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
 async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: OnPool) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused(verb.verb, e);
@@ -271,7 +271,7 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
 
 pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused("bind", e);

@@ -39,7 +39,7 @@ fn result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
 
 pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => return error(e.status, &format!("ExtenderPreemptionArgs: {}", body_refused("preempt", e).message)),
     };
