@@ -1,5 +1,6 @@
-//! Reading a request body with a size limit, so an oversized body gets a clear 413 instead of
-//! exhausting memory or a dropped connection.
+//! Reading a request body with a size limit and a deadline, so an oversized body gets a clear 413
+//! instead of exhausting memory or a dropped connection, and one that trickles in gets a 408
+//! instead of holding its connection for ever.
 
 use std::time::Duration;
 

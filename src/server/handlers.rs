@@ -1,9 +1,10 @@
 //! The verbs `/filter`, `/prioritize` and `/bind`, and what every verb shares (running on the
 //! evaluator's pool within the request deadline).
 //!
-//! Status codes: a body that is not a valid request gets 400 (413 when too large) with the verb's
-//! result object and its `Error` filled. A valid request that cannot be carried out gets 200 with
-//! `Error` filled, because kube-scheduler reads the body of 200 answers only.
+//! Status codes: a body that is not a valid request gets 400 (413 when too large, 408 when it is
+//! still arriving after `--body-timeout`) with the verb's result object and its `Error` filled. A
+//! valid request that cannot be carried out gets 200 with `Error` filled, because kube-scheduler
+//! reads the body of 200 answers only.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;

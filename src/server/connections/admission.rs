@@ -48,6 +48,8 @@ enum Choice<'a> {
 
 impl Admission {
     pub fn new(listener: &'static str, cap: usize) -> Self {
+        // A listener that may hold no connection would never accept one.
+        let cap = cap.max(1);
         Admission {
             listener,
             cap,
