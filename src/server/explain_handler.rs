@@ -225,7 +225,7 @@ pub async fn explain(
         Ok(v) => v,
         Err(message) => return Answer::error(format, StatusCode::BAD_REQUEST, &message).into_response(),
     };
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused("explain", e);

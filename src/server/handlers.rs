@@ -1,9 +1,10 @@
 //! The verbs `/filter`, `/prioritize` and `/bind`, and what every verb shares (running on the
 //! evaluator's pool within the request deadline).
 //!
-//! Status codes: a body that is not a valid request gets 400 (413 when too large) with the verb's
-//! result object and its `Error` filled. A valid request that cannot be carried out gets 200 with
-//! `Error` filled, because kube-scheduler reads the body of 200 answers only.
+//! Status codes: a body that is not a valid request gets 400 (413 when too large, 408 when it is
+//! still arriving after `--body-timeout`) with the verb's result object and its `Error` filled. A
+//! valid request that cannot be carried out gets 200 with `Error` filled, because kube-scheduler
+//! reads the body of 200 answers only.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -239,7 +240,7 @@ struct OnPool {
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
 async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: OnPool) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused(verb.verb, e);
@@ -271,7 +272,7 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
 
 pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused("bind", e);

@@ -2,6 +2,7 @@
 
 pub mod admin;
 pub mod body;
+pub mod connections;
 pub mod explain_handler;
 pub mod filter_result;
 pub mod handlers;
@@ -29,6 +30,7 @@ use crate::engine::Evaluator;
 use crate::metrics::Metrics;
 use crate::policy::{load_policy, Plan};
 pub use admin::Readiness;
+pub use connections::ConnectionLimits;
 pub use tls::{TlsError, TlsFiles};
 
 /// Where the cluster model comes from.
@@ -77,6 +79,8 @@ pub struct ServeConfig {
     pub tls: Option<TlsFiles>,
     /// On shutdown, how long in-flight requests may take before their connections are closed.
     pub shutdown_grace: Duration,
+    /// Both listeners: header, body and idle timeouts, and the cap on open connections.
+    pub connections: ConnectionLimits,
 }
 
 impl ServeConfig {
@@ -96,6 +100,7 @@ impl ServeConfig {
             watch: WatchSettings::default(),
             tls: None,
             shutdown_grace: Duration::from_secs(10),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -107,6 +112,8 @@ pub struct AppState {
     pub evaluator: Arc<Evaluator>,
     pub binder: Arc<dyn Binder>,
     pub max_body_bytes: usize,
+    /// How long a request body may take to arrive once its head is in.
+    pub body_timeout: Duration,
     pub request_timeout: Duration,
     /// The live source's watches; `None` for a snapshot or the demo cluster (always synced).
     pub watches: Option<Arc<WatchHealth>>,
@@ -246,11 +253,9 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     );
     let evaluator =
         Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
-    let listen = |flag, addr| async move {
-        TcpListener::bind(addr).await.map_err(|source| StartError::Listen { flag, addr, source })
-    };
-    let verbs = listen("--listen", config.listen).await?;
-    let admin = listen("--admin-listen", config.admin_listen).await?;
+    let listen = |flag, addr| listener::bind(addr).map_err(|source| StartError::Listen { flag, addr, source });
+    let verbs = listen("--listen", config.listen)?;
+    let admin = listen("--admin-listen", config.admin_listen)?;
     let verbs_addr =
         verbs.local_addr().map_err(|source| StartError::Listen { flag: "--listen", addr: config.listen, source })?;
     let admin_addr = admin.local_addr().map_err(|source| StartError::Listen {
@@ -269,6 +274,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         evaluator: Arc::new(evaluator),
         binder,
         max_body_bytes: config.max_body_bytes,
+        body_timeout: config.connections.body_timeout,
         request_timeout: config.request_timeout,
         watches,
         metrics: Arc::clone(&metrics),
@@ -276,17 +282,18 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
 
     let (shutdown, _) = watch::channel(false);
     let grace = config.shutdown_grace;
-    let serve = |listener: TcpListener, router: Router, tls: Option<Arc<tls::ReloadingTls>>| {
-        tokio::spawn(listener::serve(listener, router, tls, shutdown.subscribe(), grace))
+    let serve = |listener: TcpListener, router: Router, name, tls: Option<Arc<tls::ReloadingTls>>| {
+        let settings = listener::ListenerSettings { name, tls, limits: config.connections, grace };
+        tokio::spawn(listener::serve(listener, router, settings, shutdown.subscribe()))
     };
     let https = tls.is_some();
     if let Some(tls) = &tls {
         background.push(tls.spawn_reloader(tls::RELOAD_INTERVAL));
     }
     let tasks = vec![
-        serve(verbs, verbs_router(state, &config.url_prefix), tls),
+        serve(verbs, verbs_router(state, &config.url_prefix), "verbs", tls),
         // The admin listener stays plain HTTP: kubelet probes it at the pod IP.
-        serve(admin, admin::router(Arc::clone(&readiness), metrics), None),
+        serve(admin, admin::router(Arc::clone(&readiness), metrics), "admin", None),
     ];
     readiness.set_ready();
     tracing::info!(verbs = %verbs_addr, https, admin = %admin_addr, prefix = %config.url_prefix, "listening");
