@@ -1,5 +1,6 @@
 //! The real binary: starts on the demo cluster, answers, exits 0 on SIGTERM; refuses bad files and
 //! flags at startup with a message that names them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

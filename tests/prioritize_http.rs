@@ -1,4 +1,5 @@
 //! /prioritize over HTTP: a score per candidate, in request order, in both nodeCacheCapable modes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
@@ -35,11 +36,11 @@ async fn one_entry_per_candidate_in_request_order_in_both_modes() {
     }
 
     // The same nodes as objects (as kube-scheduler sends them without nodeCacheCapable).
-    let yaml: serde_yaml::Value = serde_yaml::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
+    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
     let mut items = Vec::new();
     for name in order {
         let node = yaml["items"]
-            .as_sequence()
+            .as_array()
             .unwrap()
             .iter()
             .find(|i| i["kind"] == "Node" && i["metadata"]["name"] == name)

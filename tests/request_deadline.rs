@@ -1,5 +1,6 @@
 //! `--request-timeout`: a `/filter` whose evaluation outlasts the deadline is cancelled and
 //! answered 200 with an `Error` that says so, as kube-scheduler reads it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

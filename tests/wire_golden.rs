@@ -20,6 +20,7 @@
 //! pod decide a node, so `filter-100-variations.expected.json` is the same script's answer for
 //! cluster-100 and the request with the changes in [`variations`], each of which makes one of those
 //! decide one node. The script is not part of the crate; both golden files are plain data.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
