@@ -162,6 +162,7 @@ fn sha256(text: &str) -> String {
 
 const SUCCESS: &str = "predicate_extender_policy_reload_total{result=\"success\"}";
 const ERROR: &str = "predicate_extender_policy_reload_total{result=\"error\"}";
+const LAST_OK: &str = "predicate_extender_policy_last_reload_successful";
 
 /// Polls `probe` (bounded: 10 s) until it holds.
 async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut probe: impl FnMut() -> F) {
@@ -225,11 +226,13 @@ async fn an_invalid_update_keeps_the_old_plan_and_counts_an_error() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(metric(&server, ERROR).await, 1.0);
     assert_eq!(metric(&server, SUCCESS).await, 0.0);
+    assert_eq!(metric(&server, LAST_OK).await, 0.0);
 
     // Fixed: it loads.
     let b = policy(false, 1, 4);
     volume.update(&b);
     eventually("the fixed file loaded", || async { metric(&server, SUCCESS).await == 1.0 }).await;
+    assert_eq!(metric(&server, LAST_OK).await, 1.0);
     assert_eq!(reasons(&server, &body).await, all(&names, CPU));
     assert_eq!(active_sha256(&server).await, sha256(&b));
     server.stop().await;

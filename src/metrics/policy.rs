@@ -1,6 +1,9 @@
 //! The Policy in force and its reloads:
 //! - `policy_reload_total{result="success"|"error"}`: counter, one per change of the `--policy`
 //!   file seen while serving (both series exist from the start, at 0);
+//! - `policy_last_reload_successful`: gauge, 0 while the file on disk is one that did not load
+//!   (the previous plan serving on), 1 otherwise (as Prometheus's own
+//!   `prometheus_config_last_reload_successful`);
 //! - `policy_info{file,sha256}`: info, the file whose plan is in force and the SHA-256 of the
 //!   bytes it was read from; without `--policy` (the default plan) both labels are empty.
 
@@ -11,6 +14,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
@@ -38,6 +42,7 @@ impl ActivePolicy {
 #[derive(Debug)]
 pub struct PolicyMetrics {
     reloads: Family<ResultLabels, Counter>,
+    last_successful: Gauge,
     active: Arc<ArcSwap<ActivePolicy>>,
 }
 
@@ -52,15 +57,23 @@ impl PolicyMetrics {
             "Changes of the --policy file seen while serving: loaded (success) or refused, the previous plan serving on (error)",
             reloads.clone(),
         );
+        let last_successful = Gauge::default();
+        last_successful.set(1);
+        registry.register(
+            "policy_last_reload_successful",
+            "0 while the --policy file is a change that did not load (the previous plan serving on), 1 otherwise",
+            last_successful.clone(),
+        );
         let active = Arc::new(ArcSwap::from_pointee(ActivePolicy::default()));
         registry.register_collector(Box::new(ActiveCollector(Arc::clone(&active))));
-        PolicyMetrics { reloads, active }
+        PolicyMetrics { reloads, last_successful, active }
     }
 
     /// Counts a change of the file: loaded or not.
     pub fn reloaded(&self, ok: bool) {
         let result = if ok { "success" } else { "error" };
         self.reloads.get_or_create(&ResultLabels { result }).inc();
+        self.last_successful.set(i64::from(ok));
     }
 
     /// Says which file is in force.
@@ -116,10 +129,12 @@ mod tests {
         assert!(t.contains("predicate_extender_policy_reload_total{result=\"error\"} 0\n"), "{t}");
         assert!(t.contains("# TYPE predicate_extender_policy info\n"), "{t}");
         assert!(t.contains("predicate_extender_policy_info{file=\"\",sha256=\"\"} 1\n"), "{t}");
+        assert!(t.contains("predicate_extender_policy_last_reload_successful 1\n"), "{t}");
         m.reloaded(false);
         m.set_active(ActivePolicy::of("/etc/p.json", b"abc"));
         let t = text(&registry);
         assert!(t.contains("predicate_extender_policy_reload_total{result=\"error\"} 1\n"), "{t}");
+        assert!(t.contains("predicate_extender_policy_last_reload_successful 0\n"), "{t}");
         assert!(t.contains("predicate_extender_policy_info{file=\"/etc/p.json\",sha256=\"ba7816bf"), "{t}");
     }
 }
