@@ -56,7 +56,6 @@ impl Collector for ClusterCollector {
                     ConstGauge::new(age).encode(ages.encode_family(&[("resource", kind.resource())])?)?;
                 }
             }
-            drop(ages);
 
             // What /readyz says, per resource, for alerts.
             let report = watches.report(now);
@@ -70,7 +69,6 @@ impl Collector for ClusterCollector {
                 let value = i64::from(!report.not_synced.contains(&kind.resource()));
                 ConstGauge::new(value).encode(synced.encode_family(&[("resource", kind.resource())])?)?;
             }
-            drop(synced);
             let mut stale = encoder.encode_descriptor(
                 "cache_stale",
                 "Live cluster: 1 while the watch of a resource has been failing for longer than --max-cache-staleness (/readyz then answers 503)",
