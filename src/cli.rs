@@ -26,7 +26,8 @@ pub struct Cli {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the extender verbs (/filter, /bind) and the admin endpoints (/healthz, /readyz).
+    /// Serve the extender verbs (/filter, /prioritize, /preempt, /bind) and, on the admin
+    /// listener, /healthz, /readyz and /metrics.
     Serve(ServeArgs),
     /// Explain why a pod fits each node or not: the summary, the failing nodes by reason, the
     /// best-scored nodes and hints; every predicate on chosen nodes (--node) or all (--all).
@@ -48,11 +49,13 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8888")]
     pub listen: SocketAddr,
 
-    /// Address for /healthz and /readyz, reachable by kubelet probes at the pod IP.
+    /// Address for /healthz, /readyz and /metrics (Prometheus), reachable by kubelet probes and
+    /// scrapers at the pod IP.
     #[arg(long, default_value = "0.0.0.0:8889")]
     pub admin_listen: SocketAddr,
 
-    /// Path prefix of the verbs: with /scheduler they are /scheduler/filter, /scheduler/bind.
+    /// Path prefix of the verbs: with /scheduler they are /scheduler/filter, /scheduler/prioritize,
+    /// /scheduler/preempt and /scheduler/bind.
     #[arg(long, default_value = "", value_parser = parse_url_prefix)]
     pub url_prefix: String,
 
@@ -68,7 +71,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub assume_ttl: Duration,
 
-    /// A scheduler Policy file (JSON or YAML) choosing and ordering the predicates.
+    /// A scheduler Policy file (JSON or YAML) choosing and ordering the predicates and weighting
+    /// the priorities; read again when it changes, or on SIGHUP (a change that does not load is
+    /// logged and the previous plan kept).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 

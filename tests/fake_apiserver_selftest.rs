@@ -1,5 +1,6 @@
 //! Drives the fake API server with the real `kube::Client` and `kube::runtime::watcher` (and, for the wire
 //! format itself, with plain HTTP) to show it speaks the API the live-cluster source relies on.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod fake_apiserver;
 

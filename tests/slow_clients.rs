@@ -6,6 +6,7 @@
 //! Bounds are outcomes (answered, closed, back to the baseline) with generous deadlines; the one
 //! latency bound (the well-formed /filter under attack) is far above what it takes unloaded and
 //! still under kube-scheduler's 5 s extender timeout.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod child;
 mod common;
@@ -39,18 +40,8 @@ const TRICKLE: &[u8] = b"X-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
 /// Raises this process's soft RLIMIT_NOFILE to at least `wanted` if the hard limit allows, and
 /// returns the soft limit now in force. The server started after this inherits it.
 fn raise_open_files(wanted: u64) -> u64 {
-    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
-        if limit.rlim_cur < wanted {
-            let raised = libc::rlimit { rlim_cur: wanted.min(limit.rlim_max), rlim_max: limit.rlim_max };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                limit = raised;
-            }
-        }
-    }
-    limit.rlim_cur
+    rlimit::increase_nofile_limit(wanted)
+        .unwrap_or_else(|_| rlimit::getrlimit(rlimit::Resource::NOFILE).map_or(0, |l| l.0))
 }
 
 /// Open file descriptors of process `pid`.

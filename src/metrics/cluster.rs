@@ -1,6 +1,6 @@
 //! Series computed at scrape time, never per event: the model's object counts from the current
-//! snapshot, each watch's last-event age from [`WatchHealth`], and the engine's count of
-//! nominated-pod second passes.
+//! snapshot, each watch's last-event age, sync and staleness from [`WatchHealth`], and the
+//! engine's count of nominated-pod second passes.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -55,6 +55,29 @@ impl Collector for ClusterCollector {
                     let age = now.saturating_duration_since(last).as_secs_f64();
                     ConstGauge::new(age).encode(ages.encode_family(&[("resource", kind.resource())])?)?;
                 }
+            }
+
+            // What /readyz says, per resource, for alerts.
+            let report = watches.report(now);
+            let mut synced = encoder.encode_descriptor(
+                "cache_synced",
+                "Live cluster: 1 once the watch of a resource has listed it, 0 before (/readyz waits for every one)",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (kind, _) in watches.last_events() {
+                let value = i64::from(!report.not_synced.contains(&kind.resource()));
+                ConstGauge::new(value).encode(synced.encode_family(&[("resource", kind.resource())])?)?;
+            }
+            let mut stale = encoder.encode_descriptor(
+                "cache_stale",
+                "Live cluster: 1 while the watch of a resource has been failing for longer than --max-cache-staleness (/readyz then answers 503)",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (kind, _) in watches.last_events() {
+                let value = i64::from(report.stale.iter().any(|s| s.resource == kind.resource()));
+                ConstGauge::new(value).encode(stale.encode_family(&[("resource", kind.resource())])?)?;
             }
         }
 

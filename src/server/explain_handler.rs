@@ -191,7 +191,7 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
         }
         None => snapshot,
     };
-    let report = match build(&work.state.plan, pod, &snapshot, &work.view.nodes, ev, &work.cancel) {
+    let report = match build(&work.state.plan.load_full(), pod, &snapshot, &work.view.nodes, ev, &work.cancel) {
         Ok(r) => r,
         Err(ExplainError::Cancelled(c)) => return Err(c),
         Err(ExplainError::UnknownNode(node)) => return bad(format!("node={node}: the cluster has no such node")),

@@ -89,7 +89,7 @@ fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (Stat
         }
     };
     let job = RequestJob {
-        plan: Arc::clone(&state.plan),
+        plan: state.plan.load_full(),
         pod: args.pod,
         snapshot,
         candidates,
@@ -147,6 +147,7 @@ pub(crate) async fn run_on_pool<R: Send + 'static>(
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
         Err(_elapsed) => {
             cancel.cancel();
+            state.metrics.requests.timed_out(verb);
             let deadline = humantime::format_duration(state.request_timeout);
             Err(match subject.get() {
                 Some((pod, nodes)) => {
@@ -204,7 +205,7 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Canc
         Err((status, message)) => return Ok(error(status, &message)),
     };
     let verdicts = state.metrics.predicates.filter(&job, ev)?;
-    state.metrics.predicates.record_filter(&verdicts);
+    state.metrics.predicates.record_filter(&job.plan, &verdicts);
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());

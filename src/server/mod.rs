@@ -7,7 +7,9 @@ pub mod explain_handler;
 pub mod filter_result;
 pub mod handlers;
 pub mod listener;
+pub mod policy_reload;
 pub mod preempt_handler;
+pub mod reload;
 pub mod tls;
 
 use std::net::SocketAddr;
@@ -28,9 +30,10 @@ use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::Evaluator;
 use crate::metrics::Metrics;
-use crate::policy::{load_policy, Plan};
+use crate::policy::Plan;
 pub use admin::Readiness;
 pub use connections::ConnectionLimits;
+use policy_reload::{log_plan, read_policy, PlanCell, ReloadingPolicy};
 pub use tls::{TlsError, TlsFiles};
 
 /// Where the cluster model comes from.
@@ -51,7 +54,7 @@ pub enum ClusterSource {
 pub enum PolicySource {
     /// No Policy file: the default predicates.
     Default,
-    /// A Policy file (`--policy`).
+    /// A Policy file (`--policy`), read again when it changes.
     File(PathBuf),
     /// A plan built in memory (tests, tools).
     Plan(Plan),
@@ -81,6 +84,9 @@ pub struct ServeConfig {
     pub shutdown_grace: Duration,
     /// Both listeners: header, body and idle timeouts, and the cap on open connections.
     pub connections: ConnectionLimits,
+    /// How often the TLS files and the Policy file are read again to notice a change (SIGHUP: at
+    /// once).
+    pub reload_interval: Duration,
 }
 
 impl ServeConfig {
@@ -101,6 +107,7 @@ impl ServeConfig {
             tls: None,
             shutdown_grace: Duration::from_secs(10),
             connections: ConnectionLimits::default(),
+            reload_interval: reload::RELOAD_INTERVAL,
         }
     }
 }
@@ -108,7 +115,8 @@ impl ServeConfig {
 /// Shared by every request.
 pub struct AppState {
     pub store: Arc<ClusterStore>,
-    pub plan: Arc<Plan>,
+    /// The plan in force: a request takes it once (`load_full`) and keeps it to the end.
+    pub plan: Arc<PlanCell>,
     pub evaluator: Arc<Evaluator>,
     pub binder: Arc<dyn Binder>,
     pub max_body_bytes: usize,
@@ -178,7 +186,8 @@ pub struct RunningServer {
     shutdown_grace: Duration,
     /// The listeners' accept loops; each ends with the number of connections the grace cut off.
     tasks: Vec<JoinHandle<usize>>,
-    /// The live source's watches and the TLS reloader, stopped once the listeners have closed.
+    /// The live source's watches, the file reloaders and the SIGHUP listener, stopped once the
+    /// listeners have closed.
     background: Vec<JoinHandle<()>>,
 }
 
@@ -240,17 +249,16 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 /// Loads the cluster and the policy, binds both listeners and starts serving.
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
-    let plan = match &config.policy {
-        PolicySource::Default => Plan::default_plan(),
-        PolicySource::File(path) => load_policy(path)?,
-        PolicySource::Plan(plan) => plan.clone(),
+    // An invalid Policy file at startup is an error; later, a change that does not load is not.
+    let (policy_file, plan) = match &config.policy {
+        PolicySource::Default => (None, Plan::default_plan()),
+        PolicySource::File(path) => {
+            let (bytes, plan) = read_policy(path)?;
+            (Some((path.clone(), bytes)), plan)
+        }
+        PolicySource::Plan(plan) => (None, plan.clone()),
     };
-    tracing::info!(
-        predicates = ?plan.predicate_names(),
-        always_check_all = plan.always_check_all,
-        priorities = ?plan.priority_names(),
-        "plan"
-    );
+    log_plan(&plan, "plan");
     let evaluator =
         Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
     let listen = |flag, addr| listener::bind(addr).map_err(|source| StartError::Listen { flag, addr, source });
@@ -268,9 +276,21 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let Model { store, binder, watches, mut background } = open_model(&config).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
     let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), watches.clone()));
+    let plan = Arc::new(PlanCell::from_pointee(plan));
+    let wake = reload::on_sighup().map(|(wake, task)| {
+        background.push(task);
+        wake
+    });
+    if let Some((path, bytes)) = policy_file {
+        let policy = ReloadingPolicy::new(path, bytes, Arc::clone(&plan), Arc::clone(&metrics));
+        background.push(reload::spawn(Arc::new(policy), config.reload_interval, wake.clone()));
+    }
+    if let Some(tls) = &tls {
+        background.push(reload::spawn(Arc::clone(tls), config.reload_interval, wake.clone()));
+    }
     let state = Arc::new(AppState {
         store: Arc::clone(&store),
-        plan: Arc::new(plan),
+        plan,
         evaluator: Arc::new(evaluator),
         binder,
         max_body_bytes: config.max_body_bytes,
@@ -287,9 +307,6 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         tokio::spawn(listener::serve(listener, router, settings, shutdown.subscribe()))
     };
     let https = tls.is_some();
-    if let Some(tls) = &tls {
-        background.push(tls.spawn_reloader(tls::RELOAD_INTERVAL));
-    }
     let tasks = vec![
         serve(verbs, verbs_router(state, &config.url_prefix), "verbs", tls),
         // The admin listener stays plain HTTP: kubelet probes it at the pod IP.

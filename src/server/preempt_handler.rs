@@ -77,7 +77,7 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         );
     }
     let job = Arc::new(PreemptJob {
-        plan: Arc::clone(&state.plan),
+        plan: state.plan.load_full(),
         pod: args.pod,
         snapshot,
         candidates: resolved.candidates,
