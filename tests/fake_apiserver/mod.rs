@@ -510,15 +510,15 @@ enum Route<'a> {
     Bind { ns: &'a str, name: &'a str },
 }
 
-fn route<'a>(method: &Method, path: &'a str, params: &HashMap<String, String>) -> Result<Route<'a>, Response> {
+fn route<'a>(method: &Method, path: &'a str, params: &HashMap<String, String>) -> Result<Route<'a>, fn() -> Response> {
     let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     if segs.iter().any(|s| s.is_empty()) {
-        return Err(path_not_found());
+        return Err(path_not_found);
     }
     let (group, rest) = match segs.as_slice() {
         ["api", "v1", rest @ ..] => ("", rest),
         ["apis", group, "v1", rest @ ..] => (*group, rest),
-        _ => return Err(path_not_found()),
+        _ => return Err(path_not_found),
     };
     let (plural, ns, name, sub) = match rest {
         [plural] => (*plural, None, None, None),
@@ -526,28 +526,28 @@ fn route<'a>(method: &Method, path: &'a str, params: &HashMap<String, String>) -
         ["namespaces", ns, plural] => (*plural, Some(*ns), None, None),
         ["namespaces", ns, plural, name] => (*plural, Some(*ns), Some(*name), None),
         ["namespaces", ns, plural, name, sub] => (*plural, Some(*ns), Some(*name), Some(*sub)),
-        _ => return Err(path_not_found()),
+        _ => return Err(path_not_found),
     };
-    let Some(info) = KindInfo::by_path(group, plural) else { return Err(path_not_found()) };
+    let Some(info) = KindInfo::by_path(group, plural) else { return Err(path_not_found) };
     if (ns.is_some() && !info.namespaced) || (ns.is_none() && name.is_some() && info.namespaced) {
-        return Err(path_not_found());
+        return Err(path_not_found);
     }
     match (name, sub) {
         (Some(name), Some(sub)) => match (method, info.kind, sub, ns) {
             (&Method::POST, "Pod", "binding", Some(ns)) => Ok(Route::Bind { ns, name }),
-            (_, "Pod", "binding", _) => Err(method_not_allowed()),
-            _ => Err(path_not_found()),
+            (_, "Pod", "binding", _) => Err(method_not_allowed),
+            _ => Err(path_not_found),
         },
         (Some(name), None) => match *method {
             Method::GET => Ok(Route::Get { info, ns, name }),
-            _ => Err(method_not_allowed()),
+            _ => Err(method_not_allowed),
         },
         (None, _) => match *method {
             Method::GET if matches!(params.get("watch").map(String::as_str), Some("true" | "1")) => {
                 Ok(Route::Watch { info, ns })
             }
             Method::GET => Ok(Route::List { info, ns }),
-            _ => Err(method_not_allowed()),
+            _ => Err(method_not_allowed),
         },
     }
 }
@@ -579,7 +579,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     }
     let params = parse_query(&query);
     match route(&method, &path, &params) {
-        Err(response) => response,
+        Err(refuse) => refuse(),
         Ok(Route::List { info, ns }) => list::list(&shared, info, ns, &params).await,
         Ok(Route::Watch { info, ns }) => watch::start_watch(&shared, info, ns, &params),
         Ok(Route::Get { info, ns, name }) => get_object(&shared, info, ns, name),
