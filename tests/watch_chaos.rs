@@ -295,7 +295,10 @@ async fn no_filter_is_answered_from_a_half_applied_relist() {
     }
 
     // Each switch reaches the extender only through a relist: the events are held, then the
-    // history that holds them is compacted. One relist also meets an expired continue page.
+    // history that holds them is compacted. One relist also meets an expired continue page. Every
+    // answer of the API server is slowed, so that a relist applied page by page would stay
+    // half-applied long enough for the flood to see it.
+    api.set_delay(Duration::from_millis(10));
     for round in 0..6 {
         let lists = api.list_count("Pod");
         api.hold_events(true);
