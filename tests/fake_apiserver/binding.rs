@@ -36,8 +36,9 @@ pub(super) async fn bind(shared: &Arc<Shared>, ns: &str, name: &str, body: &[u8]
             internal_error()
         }
         Some(BindFault::HangThenFail(delay)) => {
-            tokio::time::sleep(delay).await;
+            // Recorded now: a client that gives up first closes the connection, which cancels this.
             record(504, false);
+            tokio::time::sleep(delay).await;
             timeout()
         }
         Some(BindFault::BindThenHang(delay)) => {
