@@ -90,8 +90,15 @@ impl ModelWriter {
     /// the snapshot before: a relist after `410 Gone` finds nearly everything unchanged, and
     /// rebuilding it all would hold a second copy of the model for nothing.
     pub fn replace(&self, kind: ObjectKind, objects: Vec<ClusterObject>) {
+        let listed: HashSet<ObjectKey> = objects.iter().map(ClusterObject::key).collect();
+        self.replace_listed(kind, &listed, objects);
+    }
+
+    /// [`ModelWriter::replace`] from a list that kept only some of its objects: every key in
+    /// `listed` stays (as the model has it, unless `objects` has it anew), every other key of the
+    /// kind goes.
+    pub fn replace_listed(&self, kind: ObjectKind, listed: &HashSet<ObjectKey>, objects: Vec<ClusterObject>) {
         self.update(|snapshot, assumed| {
-            let listed: HashSet<ObjectKey> = objects.iter().map(ClusterObject::key).collect();
             if kind == ObjectKind::Pod {
                 assumed.retain(|key, _| listed.contains(key));
             }
@@ -110,6 +117,19 @@ impl ModelWriter {
                 }
             }
         })
+    }
+
+    /// Whether the model has this node or pod at this very version, not assumed: a list may drop
+    /// it as its page is read and pass only its key to [`ModelWriter::replace_listed`]. Until then
+    /// only an assumption can change it (the kind's watch waits for its list), and an assumption
+    /// of a pod the model has never takes the pod out of the model.
+    pub fn has_version(&self, object: &ClusterObject) -> bool {
+        if let ClusterObject::Pod(pod) = object {
+            if self.assumed.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key_of(pod)) {
+                return false;
+            }
+        }
+        has_version(&self.store.snapshot(), object)
     }
 
     /// Counts `pod` on `node` now, until the watch confirms the binding or `ttl` passes.
@@ -338,6 +358,29 @@ mod tests {
         w.replace(ObjectKind::Pod, vec![at(bound("n1"), "10"), at(running("a", "1"), "6"), at(running("b", "2"), "9")]);
         assert_eq!(w.assumed_count(), 0);
         assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (1000, 3000));
+    }
+
+    #[test]
+    fn a_list_may_drop_what_the_model_has_at_that_version_unless_it_is_assumed() {
+        let at = |mut pod: Pod, version: &str| {
+            pod.metadata.resource_version = version.to_string();
+            ClusterObject::Pod(pod)
+        };
+        let w = writer();
+        w.replace(ObjectKind::Pod, vec![at(pending(), "5")]);
+        assert!(w.has_version(&at(pending(), "5")));
+        assert!(!w.has_version(&at(pending(), "6")), "another version");
+        assert!(!w.has_version(&at(PodBuilder::new("p").uid("u2").build(), "5")), "another pod");
+        assert!(!w.has_version(&at(PodBuilder::new("q").build(), "5")), "not in the model");
+        w.assume(pending(), "n1", TTL);
+        assert!(!w.has_version(&at(pending(), "5")), "assumed: kept by the list");
+
+        // The listed keys keep what the model has; the others go.
+        let listed: HashSet<ObjectKey> = [("default".to_string(), "p".to_string())].into();
+        w.replace_listed(ObjectKind::Pod, &listed, vec![]);
+        assert_eq!(cpu_on(&w, "n1"), 1000, "p stays, assumed");
+        w.replace_listed(ObjectKind::Pod, &HashSet::new(), vec![]);
+        assert_eq!(w.store.snapshot().pod_count(), 0);
     }
 
     #[test]

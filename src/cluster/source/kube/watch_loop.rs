@@ -8,6 +8,7 @@
 //! readiness needs to know when a failing watch has recovered, and `watcher` does not report a
 //! successful re-watch or a bookmark. The backoff is kube-runtime's exponential one.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,7 +22,7 @@ use kube::{Api, ResourceExt};
 use crate::cluster::model_writer::{Change, ModelWriter};
 use crate::cluster::source::kube::health::WatchHealth;
 use crate::cluster::source::kube::kinds::WatchedKind;
-use crate::cluster::ClusterObject;
+use crate::cluster::{ClusterObject, ObjectKey};
 
 /// Tuning of the list and watch calls.
 #[derive(Debug, Clone, Copy)]
@@ -98,22 +99,38 @@ fn is_gone(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(status) if status.code == 410)
 }
 
-/// Lists every page of a kind, each within the request timeout; returns the objects and the
-/// list's resourceVersion.
+/// A kind as listed: the key of every object, and the objects `list_all` was asked to keep.
+pub(crate) struct Listed {
+    pub keys: HashSet<ObjectKey>,
+    pub objects: Vec<ClusterObject>,
+    pub version: String,
+}
+
+/// Lists every page of a kind, each within the request timeout, keeping the objects `keep` wants
+/// (the others are dropped as their page is read, their keys kept).
 pub(crate) async fn list_all<K: WatchedKind>(
     api: &Api<K>,
     settings: WatchSettings,
-) -> Result<(Vec<ClusterObject>, String), ListError> {
-    let mut objects = Vec::new();
+    keep: impl Fn(&ClusterObject) -> bool,
+) -> Result<Listed, ListError> {
+    let mut listed = Listed { keys: HashSet::new(), objects: Vec::new(), version: String::new() };
     let mut params = ListParams::default().limit(settings.page_size);
     loop {
         let page = tokio::time::timeout(settings.request_timeout, api.list(&params))
             .await
             .map_err(|_| ListError::TimedOut(settings.request_timeout))??;
-        objects.extend(page.items.into_iter().map(K::into_object));
+        for object in page.items.into_iter().map(K::into_object) {
+            listed.keys.insert(object.key());
+            if keep(&object) {
+                listed.objects.push(object);
+            }
+        }
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
-            None => return Ok((objects, page.metadata.resource_version.unwrap_or_default())),
+            None => {
+                listed.version = page.metadata.resource_version.unwrap_or_default();
+                return Ok(listed);
+            }
         }
     }
 }
@@ -140,7 +157,9 @@ pub async fn run<K: WatchedKind>(
     // one on, a server (or proxy) that does this every time must not make a busy loop.
     let mut quick_ends = 0u32;
     loop {
-        let (objects, mut version) = match list_all(&api, settings).await {
+        // What the model already has at the listed version is dropped page by page: a relist of a
+        // big cluster holds only what changed, not a second copy of the kind.
+        let listed = match list_all(&api, settings, |object| !writer.has_version(object)).await {
             Ok(listed) => listed,
             Err(e) => {
                 let wait = backoff.next().unwrap_or(settings.backoff_max);
@@ -150,10 +169,11 @@ pub async fn run<K: WatchedKind>(
                 continue;
             }
         };
-        let count = objects.len();
-        writer.replace(kind, objects);
+        let (count, changed) = (listed.keys.len(), listed.objects.len());
+        let mut version = listed.version;
+        writer.replace_listed(kind, &listed.keys, listed.objects);
         health.listed(kind);
-        tracing::info!(resource, count, resource_version = %version, "listed");
+        tracing::info!(resource, count, changed, resource_version = %version, "listed");
 
         // Whether opening a watch shows the kind is healthy again: not after a watch that failed
         // before delivering anything or staying open a while (an object that cannot be decoded,
