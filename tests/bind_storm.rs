@@ -3,6 +3,7 @@
 //! API server, every binding that did not happen (or whose answer never came) is reported with an
 //! `Error`, every success is a pod bound to that node, and no assumption outlives its TTL: the
 //! assumed pods expire while the watch is held back, and are none once it has caught up.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 mod fake_apiserver;

@@ -20,6 +20,7 @@
 //! as `predicate-extender serve --kubeconfig` would, with the binary's allocator, and on request
 //! compares its model with a fresh list of the API server (`list_once`, the watches' decoding).
 //! It reports failures as a list; the assertions come after the summary is printed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 // As the binary: the memory measured is the allocator's the server runs with.
 #[global_allocator]

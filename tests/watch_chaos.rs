@@ -4,6 +4,7 @@
 //! and hanging (with backoff), duplicated and replayed events, objects deleted while a watch was
 //! down, bookmarks. `/readyz` must say stale while a fault keeps the model behind, and no `/filter`
 //! may ever be answered from a half-applied relist.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 mod fake_apiserver;
