@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
 
+use crate::cluster::labels::LabelMap;
 use crate::label_syntax::{is_qualified_name, is_valid_label_value};
 
 /// What `labels.NewRequirement` checks of every requirement, whatever its operator: the key is a
@@ -265,8 +266,11 @@ impl LabelSelector {
     /// A selector that matches exactly these labels (a Service's `spec.selector`, a ReplicationController's),
     /// as `labels.SelectorFromSet` builds it: not `LabelSelectorAsSelector`, so no syntax check
     /// (the API server validates these maps when it admits the object).
-    pub fn from_map(labels: &BTreeMap<String, String>) -> Self {
-        let requirements = labels.iter().map(|(k, v)| SelectorRequirement::In(k.clone(), vec![v.clone()])).collect();
+    pub fn from_map<'a, K: AsRef<str> + 'a, V: AsRef<str> + 'a>(labels: impl IntoIterator<Item = (&'a K, &'a V)>) -> Self {
+        let requirements = labels
+            .into_iter()
+            .map(|(k, v)| SelectorRequirement::In(k.as_ref().to_string(), vec![v.as_ref().to_string()]))
+            .collect();
         LabelSelector { requirements, invalid: false }
     }
 
@@ -280,13 +284,15 @@ impl LabelSelector {
         self.requirements.push(SelectorRequirement::In(key.to_string(), vec![value.to_string()]));
     }
 
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    /// Whether these labels (a pod's, or a namespace's or volume's map) match.
+    pub fn matches(&self, labels: &(impl LabelMap + ?Sized)) -> bool {
+        let is_in = |vs: &[String], v: &str| vs.iter().any(|x| x == v);
         !self.invalid
             && self.requirements.iter().all(|r| match r {
-                SelectorRequirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-                SelectorRequirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-                SelectorRequirement::Exists(k) => labels.contains_key(k),
-                SelectorRequirement::DoesNotExist(k) => !labels.contains_key(k),
+                SelectorRequirement::In(k, vs) => labels.label(k).is_some_and(|v| is_in(vs, v)),
+                SelectorRequirement::NotIn(k, vs) => labels.label(k).is_none_or(|v| !is_in(vs, v)),
+                SelectorRequirement::Exists(k) => labels.label(k).is_some(),
+                SelectorRequirement::DoesNotExist(k) => labels.label(k).is_none(),
             })
     }
 

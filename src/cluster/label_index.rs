@@ -6,32 +6,26 @@ use std::sync::Arc;
 use crate::hashing::PersistentHashMap as HashMap;
 use imbl::OrdMap;
 
+use crate::cluster::intern::IStr;
 use crate::cluster::node_info::PodInfo;
-use crate::cluster::snapshot::PodKey;
+use crate::cluster::snapshot::PodId;
 
 /// key -> value -> the pods filed under `key=value`. Persistent maps: cloning is cheap and an update
 /// copies only its path. The pod sets are B-trees: a hash trie allocates 32 slots per node however
-/// few it fills, over 300 bytes per pod at 100,000 pods against about 140.
+/// few it fills, over 300 bytes per pod at 100,000 pods against about 140. Keys, values and pod
+/// ids are interned: filing a pod copies handles, never text.
 #[derive(Debug, Clone, Default)]
-pub struct PodIndex(HashMap<String, HashMap<String, OrdMap<PodKey, Arc<PodInfo>>>>);
+pub struct PodIndex(HashMap<IStr, HashMap<IStr, OrdMap<PodId, Arc<PodInfo>>>>);
 
 impl PodIndex {
     /// Files a pod. Edits in place where this snapshot already owns the path (later changes of
     /// one batch), copying only what an older snapshot still shares.
-    pub fn insert(&mut self, key: &str, value: &str, pod_key: &PodKey, pod: &Arc<PodInfo>) {
-        if self.0.get(key).is_none() {
-            self.0.insert(key.to_string(), HashMap::new());
-        }
-        let Some(values) = self.0.get_mut(key) else { return };
-        if values.get(value).is_none() {
-            values.insert(value.to_string(), OrdMap::new());
-        }
-        if let Some(pods) = values.get_mut(value) {
-            pods.insert(pod_key.clone(), Arc::clone(pod));
-        }
+    pub fn insert(&mut self, key: &IStr, value: &IStr, pod_id: &PodId, pod: &Arc<PodInfo>) {
+        let values = self.0.entry(key.clone()).or_default();
+        values.entry(value.clone()).or_default().insert(pod_id.clone(), Arc::clone(pod));
     }
 
-    pub fn remove(&mut self, key: &str, value: &str, pod_key: &PodKey) {
+    pub fn remove(&mut self, key: &str, value: &str, pod_key: &PodId) {
         let Some(values) = self.0.get_mut(key) else { return };
         let Some(pods) = values.get_mut(value) else { return };
         pods.remove(pod_key);
@@ -58,10 +52,11 @@ mod tests {
     fn files_and_forgets_pods() {
         let mut index = PodIndex::default();
         let a = Arc::new(PodInfo::new(PodBuilder::new("a").build()));
-        let key_a: PodKey = ("default".into(), "a".into());
-        let key_b: PodKey = ("default".into(), "b".into());
-        index.insert("app", "web", &key_a, &a);
-        index.insert("app", "web", &key_b, &a);
+        let key_a: PodId = ("default".into(), "a".into());
+        let key_b: PodId = ("default".into(), "b".into());
+        let (app, web) = (IStr::new("app"), IStr::new("web"));
+        index.insert(&app, &web, &key_a, &a);
+        index.insert(&app, &web, &key_b, &a);
         assert_eq!(index.get("app", "web").count(), 2);
         assert_eq!(index.get("app", "db").count(), 0);
         index.remove("app", "web", &key_a);

@@ -2,7 +2,9 @@
 //! snapshots that requests read while changes build the next one.
 
 pub mod host_ports;
+pub mod intern;
 pub mod label_index;
+pub mod labels;
 pub mod model_writer;
 pub mod node_counts;
 pub mod node_images;
@@ -10,11 +12,14 @@ pub mod node_info;
 pub mod objects;
 pub mod resource_list;
 pub mod resources;
+pub mod shared_list;
 pub mod snapshot;
 pub mod source;
 pub mod store;
 pub mod volumes;
 
+pub use intern::IStr;
+pub use labels::{LabelMap, Labels};
 pub use node_info::{ConditionFailure, NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
 pub use snapshot::Snapshot;
 pub use store::ClusterStore;

@@ -191,16 +191,18 @@ impl ModelWriter {
 /// with the version the watch last reported, so a list that still shows that version leaves the
 /// assumption as it is, as [`reconcile`] would.
 fn has_version(snapshot: &Snapshot, object: &ClusterObject) -> bool {
-    let same = |have: &crate::cluster::objects::ObjectMeta, want: &crate::cluster::objects::ObjectMeta| {
-        !want.resource_version.is_empty() && have.resource_version == want.resource_version && have.uid == want.uid
-    };
+    let same = |have: (&str, &str), want: (&str, &str)| !want.0.is_empty() && have == want;
+    fn pod_version(p: &Pod) -> (&str, &str) {
+        (&p.metadata.resource_version, &p.metadata.uid)
+    }
     match object {
         ClusterObject::Pod(pod) => snapshot
             .pod(&pod.metadata.namespace, &pod.metadata.name)
-            .is_some_and(|p| same(&p.pod.metadata, &pod.metadata)),
-        ClusterObject::Node(node) => {
-            snapshot.node_info(&node.metadata.name).is_some_and(|n| same(&n.node().metadata, &node.metadata))
-        }
+            .is_some_and(|p| same(pod_version(&p.pod), pod_version(pod))),
+        ClusterObject::Node(node) => snapshot.node_info(&node.metadata.name).is_some_and(|n| {
+            let have = &n.node().metadata;
+            same((&have.resource_version, &have.uid), (&node.metadata.resource_version, &node.metadata.uid))
+        }),
         _ => false,
     }
 }

@@ -4,6 +4,7 @@
 //! EvenPodsSpread). A node event costs one update per image name and per label; pod events never
 //! touch these.
 
+use crate::cluster::intern::IStr;
 use crate::cluster::NodeState;
 use crate::hashing::PersistentHashMap as HashMap;
 
@@ -28,7 +29,8 @@ impl LabelValues {
 
 #[derive(Debug, Clone, Default)]
 pub struct NodeCounts {
-    images: HashMap<String, usize>,
+    /// Keyed by the nodes' own interned names: no copy of the text.
+    images: HashMap<IStr, usize>,
     labels: HashMap<String, LabelValues>,
 }
 
@@ -36,7 +38,12 @@ impl NodeCounts {
     /// Counts a node object in.
     pub fn add(&mut self, node: &NodeState) {
         for image in node.image_names() {
-            increment(&mut self.images, image);
+            match self.images.get_mut(image.as_str()) {
+                Some(n) => *n += 1,
+                None => {
+                    self.images.insert(image.clone(), 1);
+                }
+            }
         }
         for (key, value) in &node.node.metadata.labels {
             if self.labels.get(key).is_none() {
@@ -52,7 +59,7 @@ impl NodeCounts {
     /// Counts a node object out (one that was counted in).
     pub fn remove(&mut self, node: &NodeState) {
         for image in node.image_names() {
-            decrement(&mut self.images, image);
+            decrement(&mut self.images, image.as_str());
         }
         for (key, value) in &node.node.metadata.labels {
             let Some(entry) = self.labels.get_mut(key) else { continue };
@@ -85,7 +92,7 @@ fn increment(counts: &mut HashMap<String, usize>, key: &str) {
 }
 
 /// One fewer; the key goes at zero, so the map holds only what some node has.
-fn decrement(counts: &mut HashMap<String, usize>, key: &str) {
+fn decrement<K: std::hash::Hash + Eq + Clone + std::borrow::Borrow<str>>(counts: &mut HashMap<K, usize>, key: &str) {
     match counts.get_mut(key) {
         Some(n) if *n > 1 => *n -= 1,
         Some(_) => {

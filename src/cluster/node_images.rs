@@ -7,9 +7,75 @@
 //! table and confirms the name, so a hash collision costs a comparison, never a wrong answer.
 
 use std::hash::BuildHasher;
+use std::ops::Deref;
 use std::sync::{LazyLock, OnceLock};
 
+use k8s_openapi::api::core::v1::ContainerImage;
+use serde::{Deserialize, Deserializer};
+
+use crate::cluster::intern::IStr;
 use crate::cluster::objects::Node;
+
+/// One image a node reports (`status.images[]`): its names, interned (the same tags appear on
+/// thousands of nodes, and the model's image counts share them), and its size.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Image {
+    #[serde(deserialize_with = "crate::cluster::objects::null_as_default")]
+    pub names: Box<[IStr]>,
+    /// `sizeBytes`; unset reads as `None`.
+    pub size_bytes: Option<i64>,
+}
+
+impl From<ContainerImage> for Image {
+    fn from(image: ContainerImage) -> Image {
+        Image {
+            names: image.names.unwrap_or_default().into_iter().map(IStr::from).collect(),
+            size_bytes: image.size_bytes,
+        }
+    }
+}
+
+/// A node's `status.images` (`null` reads as none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Images(Box<[Image]>);
+
+impl Deref for Images {
+    type Target = [Image];
+    fn deref(&self) -> &[Image] {
+        &self.0
+    }
+}
+
+impl Images {
+    /// Adds an image (builders and tests).
+    pub fn push(&mut self, image: impl Into<Image>) {
+        let mut images = std::mem::take(&mut self.0).into_vec();
+        images.push(image.into());
+        self.0 = images.into_boxed_slice();
+    }
+}
+
+impl<I: Into<Image>> FromIterator<I> for Images {
+    fn from_iter<T: IntoIterator<Item = I>>(iter: T) -> Images {
+        Images(iter.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Images {
+    type Item = &'a Image;
+    type IntoIter = std::slice::Iter<'a, Image>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'de> Deserialize<'de> for Images {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Images, D::Error> {
+        let images: Option<Vec<Image>> = Option::deserialize(d)?;
+        Ok(Images(images.unwrap_or_default().into_boxed_slice()))
+    }
+}
 
 /// Seeded per process, like the model's maps.
 static HASHER: LazyLock<foldhash::fast::RandomState> = LazyLock::new(Default::default);
@@ -47,7 +113,7 @@ impl NodeImages {
                 .images
                 .iter()
                 .enumerate()
-                .flat_map(|(i, image)| image.names.iter().flatten().map(move |n| (hash(n), i as u32)))
+                .flat_map(|(i, image)| image.names.iter().map(move |n| (hash(n), i as u32)))
                 .collect();
             // By hash, then by position: among equal hashes the first listed image comes first.
             table.sort_unstable();
@@ -64,7 +130,7 @@ impl NodeImages {
             .iter()
             .take_while(|&&(h, _)| h == name.hash)
             .filter_map(|&(_, i)| node.status.images.get(i as usize))
-            .find(|image| image.names.iter().flatten().any(|n| *n == name.name))
+            .find(|image| image.names.iter().any(|n| *n == name.name))
             .map(|image| image.size_bytes.unwrap_or(0))
     }
 }
@@ -73,9 +139,9 @@ impl NodeImages {
 mod tests {
     use super::*;
     use crate::testing::NodeBuilder;
-    use k8s_openapi::api::core::v1::ContainerImage;
 
     fn node(images: &[(&[&str], Option<i64>)]) -> Node {
+        use k8s_openapi::api::core::v1::ContainerImage;
         let mut node = NodeBuilder::new("n").build();
         node.status.images = images
             .iter()
@@ -92,7 +158,7 @@ mod tests {
         node.status
             .images
             .iter()
-            .find(|i| i.names.iter().flatten().any(|n| n == name))
+            .find(|i| i.names.iter().any(|n| n == name))
             .map(|i| i.size_bytes.unwrap_or(0))
     }
 

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
+use crate::cluster::intern::IStr;
 use crate::cluster::node_images::{ImageName, NodeImages};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
@@ -105,15 +106,9 @@ impl NodeState {
     }
 
     /// The image names the node reports (`status.images[].names`), each once.
-    pub fn image_names(&self) -> impl Iterator<Item = &str> {
+    pub fn image_names(&self) -> impl Iterator<Item = &IStr> {
         let mut seen = std::collections::HashSet::new();
-        self.node
-            .status
-            .images
-            .iter()
-            .flat_map(|i| i.names.iter().flatten())
-            .map(String::as_str)
-            .filter(move |n| seen.insert(*n))
+        self.node.status.images.iter().flat_map(|i| i.names.iter()).filter(move |n| seen.insert(n.as_str()))
     }
 
     /// The size of the first image the node lists under this name, if it lists one.
@@ -123,7 +118,7 @@ impl NodeState {
 
     /// Whether the node reports the image under this name.
     pub fn has_image(&self, name: &str) -> bool {
-        self.node.status.images.iter().any(|i| i.names.iter().flatten().any(|n| n == name))
+        self.node.status.images.iter().any(|i| i.names.iter().any(|n| n == name))
     }
 }
 

@@ -8,9 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{
-    Affinity, ContainerImage, ContainerPort, Taint, Toleration, TopologySpreadConstraint, Volume,
-};
+use k8s_openapi::api::core::v1::{Affinity, ContainerPort, Taint, Toleration, TopologySpreadConstraint, Volume};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use std::marker::PhantomData;
 
@@ -18,7 +16,10 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::cluster::labels::Labels;
+use crate::cluster::node_images::Images;
 use crate::cluster::resource_list::ResourceList;
+use crate::cluster::shared_list::SharedList;
 use crate::quantity::Quantity;
 
 /// Reads `null` (and a missing field, with `#[serde(default)]`) as the type's default.
@@ -77,14 +78,12 @@ where
     Ok(list.unwrap_or_default().into_iter().map(|o| o.0).collect())
 }
 
-/// The parts of `metadata` the extender reads.
+/// The parts of a node's `metadata` the extender reads.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ObjectMeta {
     #[serde(deserialize_with = "null_as_default")]
     pub name: String,
-    #[serde(deserialize_with = "null_as_default")]
-    pub namespace: String,
     #[serde(deserialize_with = "null_as_default")]
     pub uid: String,
     /// Tells a watch where it is; the model keeps it so that a relist can leave the nodes and pods
@@ -93,11 +92,28 @@ pub struct ObjectMeta {
     pub resource_version: String,
     #[serde(deserialize_with = "null_as_default")]
     pub labels: BTreeMap<String, String>,
-    #[serde(deserialize_with = "null_as_default")]
-    pub owner_references: Vec<OwnerReference>,
     /// Only the annotations the extender reads (see [`annotations_that_matter`]).
     #[serde(deserialize_with = "annotations_that_matter")]
     pub annotations: BTreeMap<String, String>,
+}
+
+/// The parts of a pod's `metadata` the extender reads. The label keys and values are interned and
+/// the owner references shared between the pods of one owner: the model keeps a hundred thousand
+/// of these.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PodMeta {
+    #[serde(deserialize_with = "null_as_default")]
+    pub name: String,
+    #[serde(deserialize_with = "null_as_default")]
+    pub namespace: String,
+    #[serde(deserialize_with = "null_as_default")]
+    pub uid: String,
+    /// See [`ObjectMeta::resource_version`].
+    #[serde(deserialize_with = "null_as_default")]
+    pub resource_version: String,
+    pub labels: Labels,
+    pub owner_references: SharedList<OwnerReference>,
     /// `metadata.deletionTimestamp`: set once a pod is terminating (its grace period running).
     /// EvenPodsSpread and EvenPodsSpreadPriority do not count such pods, as upstream.
     #[serde(deserialize_with = "rfc3339")]
@@ -141,8 +157,7 @@ pub struct NodeStatus {
     pub allocatable: ResourceList,
     #[serde(deserialize_with = "objects")]
     pub conditions: Vec<NodeCondition>,
-    #[serde(deserialize_with = "null_as_default")]
-    pub images: Vec<ContainerImage>,
+    pub images: Images,
 }
 
 /// A node condition: only its type and status matter to the predicates.
@@ -160,7 +175,7 @@ pub struct NodeCondition {
 #[serde(default)]
 pub struct Pod {
     #[serde(deserialize_with = "object")]
-    pub metadata: ObjectMeta,
+    pub metadata: PodMeta,
     #[serde(deserialize_with = "object")]
     pub spec: PodSpec,
     #[serde(deserialize_with = "object")]
@@ -180,8 +195,7 @@ pub struct PodSpec {
     #[serde(deserialize_with = "null_as_default")]
     pub node_selector: BTreeMap<String, String>,
     pub affinity: Option<Affinity>,
-    #[serde(deserialize_with = "null_as_default")]
-    pub tolerations: Vec<Toleration>,
+    pub tolerations: SharedList<Toleration>,
     pub priority: Option<i32>,
     /// Only the volumes a predicate looks at (see [`volumes_that_matter`]).
     #[serde(deserialize_with = "volumes_that_matter")]
@@ -309,13 +323,11 @@ impl Pod {
     /// Gives back the spare capacity decoding leaves in lists (a decoded list of one holds room
     /// for four): the model keeps a hundred thousand pods for as long as they run.
     pub fn shrink_to_fit(&mut self) {
-        self.metadata.owner_references.shrink_to_fit();
         for c in self.spec.containers.iter_mut().chain(self.spec.init_containers.iter_mut()) {
             c.ports.shrink_to_fit();
         }
         self.spec.containers.shrink_to_fit();
         self.spec.init_containers.shrink_to_fit();
-        self.spec.tolerations.shrink_to_fit();
         self.spec.volumes.shrink_to_fit();
         self.spec.topology_spread_constraints.shrink_to_fit();
     }

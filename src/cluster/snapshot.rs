@@ -10,7 +10,9 @@ use imbl::OrdMap;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, ReplicationController, Service};
 
+use crate::cluster::intern::IStr;
 use crate::cluster::label_index::PodIndex;
+use crate::cluster::labels::Labels;
 use crate::cluster::node_counts::NodeCounts;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
@@ -20,6 +22,10 @@ use crate::selectors::LabelSelector;
 
 /// `(namespace, name)` of a pod.
 pub type PodKey = (String, String);
+
+/// `(namespace, name)` of a pod as the model's maps key it: interned, so the pod map and the label
+/// indexes share one copy of the text and filing a pod allocates no key. Ordered as [`PodKey`].
+pub type PodId = (IStr, IStr);
 
 /// Pending pods nominated to one node.
 pub type Nominated = Arc<Vec<Arc<PodInfo>>>;
@@ -45,17 +51,17 @@ pub struct Snapshot {
     /// By node name: requests look nodes up by name, so a hash map.
     nodes: HashMap<String, NodeEntry>,
     /// Every non-terminal pod, assigned or not. A B-tree, for memory (see `PodIndex`).
-    pods: OrdMap<PodKey, Arc<PodInfo>>,
+    pods: OrdMap<PodId, Arc<PodInfo>>,
     /// Assigned pods by each of their labels: the candidates for an affinity term's selector.
     pods_by_label: PodIndex,
     /// Assigned pods with required anti-affinity, filed under a `key=value` each of their terms'
     /// selectors requires: an incoming pod can only be selected by terms filed under its labels.
     anti_affinity_by_label: PodIndex,
     /// Assigned pods with a required anti-affinity term whose selector requires no `key=value`.
-    anti_affinity_unindexed: OrdMap<PodKey, Arc<PodInfo>>,
+    anti_affinity_unindexed: OrdMap<PodId, Arc<PodInfo>>,
     /// Assigned pods with terms that score other pods (InterPodAffinityPriority visits only
     /// these).
-    scoring_affinity: OrdMap<PodKey, Arc<PodInfo>>,
+    scoring_affinity: OrdMap<PodId, Arc<PodInfo>>,
     node_count: usize,
     /// How many known nodes report each image and carry each label: kept as nodes change, so no
     /// request walks every node for them.
@@ -71,6 +77,15 @@ pub struct Snapshot {
 /// The `(namespace, name)` of a pod.
 pub(crate) fn key_of(pod: &Pod) -> PodKey {
     (pod.metadata.namespace.clone(), pod.metadata.name.clone())
+}
+
+/// The interned `(namespace, name)` of a pod.
+fn id_of(pod: &Pod) -> PodId {
+    (IStr::new(&pod.metadata.namespace), IStr::new(&pod.metadata.name))
+}
+
+fn id_of_key((namespace, name): &PodKey) -> PodId {
+    (IStr::new(namespace), IStr::new(name))
 }
 
 impl Snapshot {
@@ -128,8 +143,8 @@ impl Snapshot {
     /// Adds, replaces or (when terminal) removes a pod, keeping node sums and the nominated pods
     /// in step.
     pub fn upsert_pod(&mut self, pod: Pod) {
-        let key = key_of(&pod);
-        self.remove_pod(&key);
+        let key = id_of(&pod);
+        self.remove_id(&key);
         if pod.is_terminal() {
             return;
         }
@@ -147,6 +162,10 @@ impl Snapshot {
 
     /// Removes a pod wherever it is accounted.
     pub fn remove_pod(&mut self, key: &PodKey) {
+        self.remove_id(&id_of_key(key));
+    }
+
+    fn remove_id(&mut self, key: &PodId) {
         let Some(old) = self.pods.remove(key) else { return };
         if !old.pod.spec.node_name.is_empty() {
             self.index(key, &old, false);
@@ -163,7 +182,7 @@ impl Snapshot {
     }
 
     /// Files an assigned pod in (or removes it from) the label indexes.
-    fn index(&mut self, key: &PodKey, info: &Arc<PodInfo>, add: bool) {
+    fn index(&mut self, key: &PodId, info: &Arc<PodInfo>, add: bool) {
         for (k, v) in &info.pod.metadata.labels {
             if add {
                 self.pods_by_label.insert(k, v, key, info);
@@ -181,7 +200,7 @@ impl Snapshot {
         for term in info.pod.required_anti_affinity_terms() {
             let selector = term.label_selector.as_ref().map(LabelSelector::compile);
             match selector.as_ref().and_then(|s| s.equalities().next()) {
-                Some((k, v)) if add => self.anti_affinity_by_label.insert(k, v, key, info),
+                Some((k, v)) if add => self.anti_affinity_by_label.insert(&IStr::new(k), &IStr::new(v), key, info),
                 Some((k, v)) => self.anti_affinity_by_label.remove(k, v, key),
                 None if add => {
                     self.anti_affinity_unindexed.insert(key.clone(), Arc::clone(info));
@@ -263,7 +282,7 @@ impl Snapshot {
             ObjectKind::Node => {
                 self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| (String::new(), n.clone())).collect()
             }
-            ObjectKind::Pod => self.pods.keys().cloned().collect(),
+            ObjectKind::Pod => self.pods.keys().map(|(ns, name)| (ns.to_string(), name.to_string())).collect(),
             ObjectKind::Namespace => cluster_scoped(&self.namespaces),
             ObjectKind::Service => namespaced(&self.services),
             ObjectKind::ReplicaSet => namespaced(&self.replica_sets),
@@ -342,7 +361,7 @@ impl Snapshot {
 
     /// The assigned pods whose required anti-affinity terms could select a pod with these labels:
     /// those filed under one of the labels, and those whose terms cannot be filed. Each pod once.
-    pub fn anti_affinity_candidates(&self, labels: &std::collections::BTreeMap<String, String>) -> Vec<&Arc<PodInfo>> {
+    pub fn anti_affinity_candidates(&self, labels: &Labels) -> Vec<&Arc<PodInfo>> {
         let mut seen = std::collections::HashSet::new();
         labels
             .iter()
@@ -423,7 +442,7 @@ impl Snapshot {
     }
 
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&Arc<PodInfo>> {
-        self.pods.get(&(namespace.to_string(), name.to_string()))
+        self.pods.get(&(IStr::new(namespace), IStr::new(name)))
     }
 
     pub fn has_node(&self, name: &str) -> bool {
@@ -537,8 +556,8 @@ mod tests {
         broad.spec.affinity = anti(None);
         let mut s =
             Snapshot::build([], [guard.clone(), broad, PodBuilder::new("w").node("n1").label("app", "web").build()]);
-        let web: std::collections::BTreeMap<String, String> = [("app".to_string(), "web".to_string())].into();
-        let db: std::collections::BTreeMap<String, String> = [("app".to_string(), "db".to_string())].into();
+        let web = Labels::from([("app", "web")]);
+        let db = Labels::from([("app", "db")]);
         assert_eq!(s.anti_affinity_candidates(&web).len(), 2, "guard by its selector, broad unfiled");
         assert_eq!(s.anti_affinity_candidates(&db).len(), 1, "only the unfiled one");
         assert_eq!(s.pods_labelled("app", "web").count(), 1);

@@ -136,7 +136,7 @@ mod tests {
         }
         let nodes = extender_args(&spec, ArgsMode::Nodes, 12).unwrap();
         let args = ExtenderArgs::decode(&nodes).unwrap();
-        assert_eq!(args.pod.metadata.labels.get("app").map(String::as_str), Some("checkout-api"));
+        assert_eq!(args.pod.metadata.labels.get("app").map(|v| v.as_str()), Some("checkout-api"));
         match args.nodes {
             Candidates::Nodes(list) => {
                 assert_eq!(list.items.len(), 12);

@@ -353,7 +353,7 @@ mod tests {
         let spec = ClusterSpec::default();
         let pod: Pod = serde_json::from_value::<Object<Pod>>(pending_pod(&spec)).unwrap().0;
         assert!(pod.spec.node_name.is_empty());
-        assert_eq!(pod.metadata.labels.get("app").map(String::as_str), Some(PENDING_APP));
+        assert_eq!(pod.metadata.labels.get("app").map(|v| v.as_str()), Some(PENDING_APP));
         assert!(pod.has_pod_affinity_terms());
         assert_eq!(pod.spec.topology_spread_constraints.len(), 1);
         assert_eq!(pending_pod(&spec), pending_pod(&spec));

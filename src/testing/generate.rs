@@ -2,6 +2,7 @@
 //! pods of a few dozen apps with requests, host ports and, for a share of them, required
 //! anti-affinity to their own app per host.
 
+use crate::cluster::shared_list::SharedList;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Affinity, ContainerImage, PodAffinityTerm, PodAntiAffinity, Taint, Toleration};
@@ -143,15 +144,15 @@ pub fn app_pod(rng: &mut Rng, name: &str, app: &str, node: &str, anti_affinity: 
     pod.metadata.name = name.to_string();
     pod.metadata.namespace = format!("team-{}", app.len() % 5);
     pod.metadata.uid = format!("uid-{name}");
-    pod.metadata.labels = labels(&[("app", app.to_string()), ("pod-template-hash", "7d4b9c".to_string())]);
-    pod.metadata.owner_references = vec![OwnerReference {
+    pod.metadata.labels = labels(&[("app", app.to_string()), ("pod-template-hash", "7d4b9c".to_string())]).into();
+    pod.metadata.owner_references = SharedList::new(vec![OwnerReference {
         api_version: "apps/v1".to_string(),
         kind: "ReplicaSet".to_string(),
         name: format!("{app}-7d4b9c"),
         uid: format!("uid-rs-{app}"),
         controller: Some(true),
         block_owner_deletion: Some(true),
-    }];
+    }]);
     pod.spec.node_name = node.to_string();
     for c in 0..1 + rng.below(3) {
         let mut requests = BTreeMap::new();
@@ -163,7 +164,7 @@ pub fn app_pod(rng: &mut Rng, name: &str, app: &str, node: &str, anti_affinity: 
             ..Container::default()
         });
     }
-    pod.spec.tolerations = default_tolerations();
+    pod.spec.tolerations = default_tolerations().into();
     if anti_affinity {
         pod.spec.affinity = Some(anti_affinity_to(app));
     }
