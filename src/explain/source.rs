@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::source::kube::list_once;
-use crate::cluster::source::{demo::demo_objects, load_file, Objects};
+use crate::cluster::source::{demo::demo_objects, load_file, load_snapshot as load_cluster_file, Objects};
 use crate::cluster::Snapshot;
 use crate::explain::ExplainError;
 
@@ -15,7 +15,7 @@ pub type ExplainSource = crate::cli::ClusterChoice;
 /// The one place a source becomes a cluster model.
 pub fn load_snapshot(source: &ExplainSource) -> Result<Snapshot, ExplainError> {
     Ok(match source {
-        ExplainSource::File(path) => load_file(path)?.into_snapshot(),
+        ExplainSource::File(path) => load_cluster_file(path)?,
         ExplainSource::Demo => demo_objects()?.into_snapshot(),
         ExplainSource::Kube(connection) => {
             let runtime = tokio::runtime::Builder::new_current_thread()

@@ -26,7 +26,7 @@ use tokio::task::JoinHandle;
 use crate::bind::{ApiServerBinder, Binder, ModelBinder};
 use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCHED_KINDS};
-use crate::cluster::source::{demo::demo_objects, load_file};
+use crate::cluster::source::{demo::demo_objects, load_snapshot};
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::Evaluator;
 use crate::metrics::Metrics;
@@ -232,7 +232,7 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
         Model { store, binder, watches: None, writer: None, background: Vec::new() }
     };
     Ok(match &config.cluster {
-        ClusterSource::File(path) => fixed(load_file(path)?.into_snapshot()),
+        ClusterSource::File(path) => fixed(load_snapshot(path)?),
         ClusterSource::Demo => fixed(demo_objects()?.into_snapshot()),
         ClusterSource::Snapshot(s) => fixed((**s).clone()),
         ClusterSource::Kube(connection) => {

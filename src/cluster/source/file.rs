@@ -2,15 +2,17 @@
 //! a single object, or multi-document YAML of objects and lists.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_saphyr::Spanned;
 
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::cluster::snapshot::Snapshot;
+use crate::cluster::source::json_stream;
 use crate::cluster::ClusterObject;
 
 /// Why a cluster file could not be read. Every message names the file, the object and the field.
@@ -44,9 +46,7 @@ pub struct Objects {
 
 impl Objects {
     pub fn into_snapshot(self) -> Snapshot {
-        for (kind, count) in &self.skipped {
-            tracing::info!(kind = %kind, count, "skipping objects of a kind the extender does not use");
-        }
+        log_skipped(&self.skipped);
         let mut snapshot = Snapshot::build(self.nodes, self.pods);
         for object in self.others {
             snapshot.upsert(object);
@@ -55,11 +55,97 @@ impl Objects {
     }
 }
 
+fn log_skipped(skipped: &BTreeMap<String, usize>) {
+    for (kind, count) in skipped {
+        tracing::info!(kind = %kind, count, "skipping objects of a kind the extender does not use");
+    }
+}
+
+/// One object of a file, decoded.
+pub(crate) enum Decoded {
+    Node(Node),
+    Pod(Pod),
+    Other(ClusterObject),
+    /// Of a kind the extender does not use.
+    Skipped(String),
+}
+
+/// Where the objects of a file go, in the order the file has them.
+pub(crate) trait Sink {
+    fn add(&mut self, object: Decoded);
+}
+
+impl Sink for Objects {
+    fn add(&mut self, object: Decoded) {
+        match object {
+            Decoded::Node(n) => self.nodes.push(n),
+            Decoded::Pod(p) => self.pods.push(p),
+            Decoded::Other(o) => self.others.push(o),
+            Decoded::Skipped(kind) => *self.skipped.entry(kind).or_default() += 1,
+        }
+    }
+}
+
+/// The model, built as the objects are read: no list of every decoded object is held beside it.
+/// The same model as [`Objects::into_snapshot`]: each kind's objects are applied in file order,
+/// and the kinds do not touch each other's entries.
+#[derive(Default)]
+struct SnapshotSink {
+    snapshot: Snapshot,
+    skipped: BTreeMap<String, usize>,
+}
+
+impl Sink for SnapshotSink {
+    fn add(&mut self, object: Decoded) {
+        match object {
+            Decoded::Node(n) => self.snapshot.upsert_node(n),
+            Decoded::Pod(p) => self.snapshot.upsert_pod(p),
+            Decoded::Other(o) => self.snapshot.upsert(o),
+            Decoded::Skipped(kind) => *self.skipped.entry(kind).or_default() += 1,
+        }
+    }
+}
+
 /// Reads a cluster file.
 pub fn load_file(path: &Path) -> Result<Objects, SourceError> {
+    read_into(path, Objects::default())
+}
+
+/// Reads a cluster file straight into a model. A JSON file is read as a stream: its list's items
+/// are decoded in parallel while the rest is still being read, and only a few hundred of them are
+/// held as text at any moment, never the whole file.
+pub fn load_snapshot(path: &Path) -> Result<Snapshot, SourceError> {
+    let sink = read_into(path, SnapshotSink::default())?;
+    log_skipped(&sink.skipped);
+    Ok(sink.snapshot)
+}
+
+fn read_into<S: Sink + Send>(path: &Path, mut sink: S) -> Result<S, SourceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| SourceError::Io { file: file.clone(), source })?;
-    parse_objects(&file, &text)
+    let io = |source| SourceError::Io { file: file.clone(), source };
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(io)?);
+    // What comes before the first thing in it decides: JSON when that is '{', else YAML.
+    let mut start = Vec::new();
+    let first = loop {
+        let buf = reader.fill_buf().map_err(io)?;
+        let Some(&byte) = buf.first() else { break None };
+        let skip = start.len() < 3 && b"\xef\xbb\xbf".starts_with(&[start.as_slice(), &[byte]].concat());
+        if !skip && !byte.is_ascii_whitespace() {
+            break Some(byte);
+        }
+        start.push(byte);
+        reader.consume(1);
+    };
+    if first == Some(b'{') {
+        stream_json(&file, reader, &mut sink)?;
+    } else {
+        reader.read_to_end(&mut start).map_err(io)?;
+        let text = String::from_utf8(start).map_err(|e| {
+            io(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("stream did not contain valid UTF-8: {e}")))
+        })?;
+        parse_yaml(&file, &text, &mut sink)?;
+    }
+    Ok(sink)
 }
 
 /// Parses cluster objects from text; `file` names the source in errors.
@@ -67,7 +153,7 @@ pub fn parse_objects(file: &str, text: &str) -> Result<Objects, SourceError> {
     let mut objects = Objects::default();
     let trimmed = text.trim_start_matches('\u{feff}').trim_start();
     if trimmed.starts_with('{') {
-        parse_json(file, trimmed, &mut objects)?;
+        stream_json(file, trimmed.as_bytes(), &mut objects)?;
     } else {
         parse_yaml(file, text, &mut objects)?;
     }
@@ -80,7 +166,6 @@ pub fn parse_objects(file: &str, text: &str) -> Result<Objects, SourceError> {
 struct Header {
     kind: Option<String>,
     metadata: Option<HeaderMeta>,
-    items: Option<IgnoredAny>,
 }
 
 #[derive(Deserialize, Default)]
@@ -90,32 +175,40 @@ struct HeaderMeta {
     namespace: Option<String>,
 }
 
-#[derive(Deserialize)]
-struct JsonList<'a> {
-    #[serde(borrow, default)]
-    items: Option<Vec<&'a RawValue>>,
-}
-
-fn parse_json(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceError> {
-    let syntax = |e: serde_json::Error| SourceError::Syntax { file: file.to_string(), message: e.to_string() };
-    let header: Header = serde_json::from_str(text).map_err(syntax)?;
-    if header.items.is_some() {
-        let list: JsonList = serde_json::from_str(text).map_err(syntax)?;
-        let default_kind = item_kind_of_list(header.kind.as_deref());
-        for (i, raw) in list.items.unwrap_or_default().into_iter().enumerate() {
-            let location = format!("items[{i}]");
-            let item_header: Header = serde_json::from_str(raw.get()).map_err(|e| object_error(file, &location, e))?;
-            let mut de = serde_json::Deserializer::from_str(raw.get());
-            add_object(file, &location, item_header, default_kind, &mut de, out)?;
-        }
-        Ok(())
-    } else {
-        let mut de = serde_json::Deserializer::from_str(text);
-        add_object(file, "object", header, None, &mut de, out)
+/// Decodes one JSON item of a list, or `Ok(None)` when it names no kind and the list's kind is
+/// not known yet.
+fn decode_json_item(
+    file: &str,
+    index: usize,
+    raw: &RawValue,
+    default_kind: Option<&str>,
+    final_kind: bool,
+) -> Result<Option<Decoded>, SourceError> {
+    let location = format!("items[{index}]");
+    let header: Header = serde_json::from_str(raw.get()).map_err(|e| object_error(file, &location, e))?;
+    if header.kind.is_none() && default_kind.is_none() && !final_kind {
+        return Ok(None);
     }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    decode_object(file, &location, header, default_kind, &mut de).map(Some)
 }
 
-fn parse_yaml(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceError> {
+fn stream_json<R: std::io::Read>(file: &str, reader: R, sink: &mut (impl Sink + Send)) -> Result<(), SourceError> {
+    let decode = |index: usize, raw: &RawValue, default_kind: Option<&str>, final_kind: bool| {
+        decode_json_item(file, index, raw, default_kind, final_kind)
+    };
+    let document = json_stream::read(reader, sink, decode)
+        .map_err(|e| SourceError::Syntax { file: file.to_string(), message: e.to_string() })??;
+    if let json_stream::Document::Object(text) = document {
+        let header: Header = serde_json::from_str(&text)
+            .map_err(|e| SourceError::Syntax { file: file.to_string(), message: e.to_string() })?;
+        let mut de = serde_json::Deserializer::from_str(&text);
+        sink.add(decode_object(file, "object", header, None, &mut de)?);
+    }
+    Ok(())
+}
+
+fn parse_yaml(file: &str, text: &str, out: &mut impl Sink) -> Result<(), SourceError> {
     let documents: Vec<Spanned<YamlDocument>> = serde_saphyr::from_multiple_with_options(text, crate::yaml::options())
         .map_err(|e| SourceError::Syntax { file: file.to_string(), message: crate::yaml::message(&e) })?;
     for (d, document) in documents.into_iter().enumerate() {
@@ -124,14 +217,14 @@ fn parse_yaml(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceErr
         let object = serde_json::Value::Object(object);
         let header = Header::deserialize(&object).map_err(|e| object_error(file, &at, e))?;
         let Some(items) = items else {
-            add_object(file, &at, header, None, object, out)?;
+            out.add(decode_object(file, &at, header, None, object)?);
             continue;
         };
         let default_kind = item_kind_of_list(header.kind.as_deref());
         for (i, item) in items.into_iter().enumerate() {
             let location = format!("document {}, items[{i}] at line {}", d + 1, item.referenced.line());
             let item_header = Header::deserialize(&item.value).map_err(|e| object_error(file, &location, e))?;
-            add_object(file, &location, item_header, default_kind, item.value, out)?;
+            out.add(decode_object(file, &location, item_header, default_kind, item.value)?);
         }
     }
     Ok(())
@@ -183,14 +276,13 @@ fn object_error(file: &str, location: &str, e: impl std::fmt::Display) -> Source
     SourceError::Object { file: file.to_string(), location: location.to_string(), message: e.to_string() }
 }
 
-fn add_object<'de, D: serde::Deserializer<'de>>(
+fn decode_object<'de, D: serde::Deserializer<'de>>(
     file: &str,
     location: &str,
     header: Header,
     default_kind: Option<&str>,
     de: D,
-    out: &mut Objects,
-) -> Result<(), SourceError> {
+) -> Result<Decoded, SourceError> {
     let Some(kind) = header.kind.as_deref().or(default_kind) else {
         return Err(object_error(file, location, "kind: missing (every object in a cluster file needs its kind)"));
     };
@@ -201,57 +293,43 @@ fn add_object<'de, D: serde::Deserializer<'de>>(
         _ => String::new(),
     };
     let location = format!("{location} ({kind} {name})");
-    match kind {
+    let fail = |e: String| object_error(file, &location, e);
+    Ok(match kind {
         "Node" => {
-            let Object(node): Object<Node> = decode(de).map_err(|e| object_error(file, &location, e))?;
+            let Object(node): Object<Node> = decode(de).map_err(fail)?;
             if node.metadata.name.is_empty() {
-                return Err(object_error(file, &location, "metadata.name: missing"));
+                return Err(fail("metadata.name: missing".to_string()));
             }
             if let Some((path, message)) = node.negative_quantity() {
-                return Err(object_error(file, &location, format!("{path}: {message}")));
+                return Err(fail(format!("{path}: {message}")));
             }
-            out.nodes.push(node);
+            Decoded::Node(node)
         }
         "Pod" => {
-            let Object(pod): Object<Pod> = decode(de).map_err(|e| object_error(file, &location, e))?;
+            let Object(pod): Object<Pod> = decode(de).map_err(fail)?;
             if pod.metadata.name.is_empty() {
-                return Err(object_error(file, &location, "metadata.name: missing"));
+                return Err(fail("metadata.name: missing".to_string()));
             }
             if let Some((path, message)) = pod.negative_quantity() {
-                return Err(object_error(file, &location, format!("{path}: {message}")));
+                return Err(fail(format!("{path}: {message}")));
             }
-            out.pods.push(pod);
+            Decoded::Pod(pod)
         }
-        "Namespace" => out
-            .others
-            .push(ClusterObject::Namespace(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
-        "Service" => {
-            out.others.push(ClusterObject::Service(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?)))
+        "Namespace" => Decoded::Other(ClusterObject::Namespace(Box::new(decode(de).map_err(fail)?))),
+        "Service" => Decoded::Other(ClusterObject::Service(Box::new(decode(de).map_err(fail)?))),
+        "PersistentVolume" => Decoded::Other(ClusterObject::PersistentVolume(Box::new(decode(de).map_err(fail)?))),
+        "PersistentVolumeClaim" => {
+            Decoded::Other(ClusterObject::PersistentVolumeClaim(Box::new(decode(de).map_err(fail)?)))
         }
-        "PersistentVolume" => out
-            .others
-            .push(ClusterObject::PersistentVolume(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
-        "PersistentVolumeClaim" => out.others.push(ClusterObject::PersistentVolumeClaim(Box::new(
-            decode(de).map_err(|e| object_error(file, &location, e))?,
-        ))),
-        "StorageClass" => out
-            .others
-            .push(ClusterObject::StorageClass(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
-        "CSINode" => {
-            out.others.push(ClusterObject::CSINode(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?)))
+        "StorageClass" => Decoded::Other(ClusterObject::StorageClass(Box::new(decode(de).map_err(fail)?))),
+        "CSINode" => Decoded::Other(ClusterObject::CSINode(Box::new(decode(de).map_err(fail)?))),
+        "ReplicaSet" => Decoded::Other(ClusterObject::ReplicaSet(Box::new(decode(de).map_err(fail)?))),
+        "ReplicationController" => {
+            Decoded::Other(ClusterObject::ReplicationController(Box::new(decode(de).map_err(fail)?)))
         }
-        "ReplicaSet" => out
-            .others
-            .push(ClusterObject::ReplicaSet(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
-        "ReplicationController" => out.others.push(ClusterObject::ReplicationController(Box::new(
-            decode(de).map_err(|e| object_error(file, &location, e))?,
-        ))),
-        "StatefulSet" => out
-            .others
-            .push(ClusterObject::StatefulSet(Box::new(decode(de).map_err(|e| object_error(file, &location, e))?))),
-        other => *out.skipped.entry(other.to_string()).or_default() += 1,
-    }
-    Ok(())
+        "StatefulSet" => Decoded::Other(ClusterObject::StatefulSet(Box::new(decode(de).map_err(fail)?))),
+        other => Decoded::Skipped(other.to_string()),
+    })
 }
 
 /// Decodes an object, reporting the path of the field that failed.
@@ -350,6 +428,62 @@ items:
     fn typed_lists_give_their_items_a_kind() {
         let objects = parse_objects("n.json", r#"{"kind":"NodeList","items":[{"metadata":{"name":"n1"}}]}"#).unwrap();
         assert_eq!(objects.nodes.len(), 1);
+    }
+
+    /// A list long enough for several batches, as a stream from a file and from memory.
+    fn long_list(kind_first: bool, typed: bool, bad_at: Option<usize>) -> String {
+        let items: Vec<String> = (0..700)
+            .map(|i| {
+                let kind = if typed { String::new() } else { r#""kind":"Pod","#.to_string() };
+                let cpu = if bad_at == Some(i) { "lots" } else { "100m" };
+                format!(
+                    r#"{{{kind}"metadata":{{"name":"p{i}","namespace":"ns"}},"spec":{{"nodeName":"n{}","containers":[{{"resources":{{"requests":{{"cpu":"{cpu}"}}}}}}]}}}}"#,
+                    i % 7
+                )
+            })
+            .collect();
+        let kind = if typed { "PodList" } else { "List" };
+        if kind_first {
+            format!(r#"{{"kind":"{kind}","items":[{}]}}"#, items.join(","))
+        } else {
+            format!(r#"{{"apiVersion":"v1","items":[{}],"kind":"{kind}","metadata":{{}}}}"#, items.join(","))
+        }
+    }
+
+    #[test]
+    fn a_long_list_streams_in_order_whatever_the_field_order() {
+        for (kind_first, typed) in [(true, false), (false, false), (true, true), (false, true)] {
+            let objects = parse_objects("c.json", &long_list(kind_first, typed, None)).unwrap();
+            let names: Vec<&str> = objects.pods.iter().map(|p| p.metadata.name.as_str()).collect();
+            let want: Vec<String> = (0..700).map(|i| format!("p{i}")).collect();
+            assert_eq!(names, want, "kind first: {kind_first}, typed: {typed}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        std::fs::write(&path, format!("\u{feff}\n  {}", long_list(false, true, None))).unwrap();
+        let s = load_snapshot(&path).unwrap();
+        assert_eq!(s.pod_count(), 700);
+        assert_eq!(s.node_info("n3").map(|n| n.pods.requested().milli_cpu), None, "no node objects");
+        assert_eq!(load_file(&path).unwrap().pods.len(), 700);
+    }
+
+    #[test]
+    fn a_long_list_reports_its_first_bad_item_and_syntax_first() {
+        let e = parse_objects("c.json", &long_list(true, false, Some(600))).unwrap_err().to_string();
+        assert!(e.starts_with("c.json: items[600] (Pod ns/p600): spec.containers[0].resources.requests.cpu"), "{e}");
+        let e = parse_objects("c.json", &long_list(false, true, Some(3))).unwrap_err().to_string();
+        assert!(e.starts_with("c.json: items[3] (Pod ns/p3): spec.containers[0]"), "{e}");
+        let broken = long_list(true, false, Some(5)).replace(r#""name":"p650""#, r#""name":p650"#);
+        let e = parse_objects("c.json", &broken).unwrap_err().to_string();
+        assert!(e.starts_with("c.json: expected value at line 1"), "{e}");
+    }
+
+    #[test]
+    fn a_single_object_and_a_null_list_are_objects() {
+        let objects = parse_objects("n.json", r#"{"kind":"Node","metadata":{"name":"n1"},"spec":{}}"#).unwrap();
+        assert_eq!(objects.nodes.len(), 1);
+        let objects = parse_objects("l.json", r#"{"kind":"List","items":null}"#).unwrap();
+        assert_eq!(objects.skipped.get("List"), Some(&1));
     }
 
     #[test]

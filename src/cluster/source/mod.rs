@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod file;
+mod json_stream;
 pub mod kube;
 
-pub use file::{load_file, parse_objects, Objects, SourceError};
+pub use file::{load_file, load_snapshot, parse_objects, Objects, SourceError};
