@@ -8,11 +8,13 @@ use std::fmt;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::cluster::intern::IStr;
 use crate::quantity::Quantity;
 
-/// Resource names and quantities, sorted by name, each name once.
+/// Resource names and quantities, sorted by name, each name once. The names are interned: every
+/// container of every pod says `cpu` and `memory`.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct ResourceList(Vec<(String, Quantity)>);
+pub struct ResourceList(Vec<(IStr, Quantity)>);
 
 impl ResourceList {
     pub fn get(&self, name: &str) -> Option<&Quantity> {
@@ -23,15 +25,15 @@ impl ResourceList {
     pub fn insert(&mut self, name: String, quantity: Quantity) {
         match self.0.binary_search_by(|(k, _)| k.as_str().cmp(&name)) {
             Ok(i) => self.0[i].1 = quantity,
-            Err(i) => self.0.insert(i, (name, quantity)),
+            Err(i) => self.0.insert(i, (IStr::from(name), quantity)),
         }
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&String, &Quantity)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&IStr, &Quantity)> {
         self.0.iter().map(|(k, q)| (k, q))
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &String> {
+    pub fn keys(&self) -> impl Iterator<Item = &IStr> {
         self.0.iter().map(|(k, _)| k)
     }
 
@@ -51,10 +53,18 @@ impl fmt::Debug for ResourceList {
 }
 
 impl<'a> IntoIterator for &'a ResourceList {
-    type Item = (&'a String, &'a Quantity);
-    type IntoIter = std::iter::Map<std::slice::Iter<'a, (String, Quantity)>, fn(&'a (String, Quantity)) -> Self::Item>;
+    type Item = (&'a IStr, &'a Quantity);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, (IStr, Quantity)>, fn(&'a (IStr, Quantity)) -> Self::Item>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.iter().map(|(k, q)| (k, q))
+    }
+}
+
+impl Extend<(IStr, Quantity)> for ResourceList {
+    fn extend<I: IntoIterator<Item = (IStr, Quantity)>>(&mut self, iter: I) {
+        for (k, q) in iter {
+            self.insert(k.to_string(), q);
+        }
     }
 }
 
@@ -67,8 +77,8 @@ impl Extend<(String, Quantity)> for ResourceList {
 }
 
 impl IntoIterator for ResourceList {
-    type Item = (String, Quantity);
-    type IntoIter = std::vec::IntoIter<(String, Quantity)>;
+    type Item = (IStr, Quantity);
+    type IntoIter = std::vec::IntoIter<(IStr, Quantity)>;
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter()
     }
@@ -113,8 +123,11 @@ impl<'de> Deserialize<'de> for ResourceList {
             }
             fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<ResourceList, M::Error> {
                 let mut list = ResourceList::default();
-                while let Some((k, q)) = map.next_entry::<String, Quantity>()? {
-                    list.insert(k, q);
+                while let Some((k, q)) = map.next_entry::<IStr, Quantity>()? {
+                    match list.0.binary_search_by(|(n, _)| n.cmp(&k)) {
+                        Ok(i) => list.0[i].1 = q,
+                        Err(i) => list.0.insert(i, (k, q)),
+                    }
                 }
                 list.0.shrink_to_fit();
                 Ok(list)
@@ -142,7 +155,7 @@ mod tests {
         ];
         for (json, want) in cases {
             let list: ResourceList = serde_json::from_str(json).unwrap();
-            let got: Vec<(String, Quantity)> = list.iter().map(|(k, v)| (k.clone(), *v)).collect();
+            let got: Vec<(String, Quantity)> = list.iter().map(|(k, v)| (k.to_string(), *v)).collect();
             let want: Vec<(String, Quantity)> = want.into_iter().map(|(k, v)| (k.to_string(), q(v))).collect();
             assert_eq!(got, want, "{json}");
         }
