@@ -30,48 +30,5 @@ fn bench_decode(c: &mut Criterion) {
     group.finish();
 }
 
-/// One parser against another on the same bytes: every node of the `Nodes` body decoded in turn,
-/// on one thread, into the type `/filter` decodes it into (issue 17.5).
-fn bench_node_items(c: &mut Criterion) {
-    use predicate_extender::cluster::objects::{Node, Object};
-    use predicate_extender::wire::Candidates;
-    let mut group = c.benchmark_group("decode");
-    for nodes in common::SIZES {
-        common::configure(&mut group, nodes);
-        group.throughput(Throughput::Elements(nodes as u64));
-        let f = common::fixture(nodes);
-        let args = ExtenderArgs::decode(&f.nodes_body).unwrap();
-        let Candidates::Nodes(list) = &args.nodes else { panic!("a Nodes body") };
-        let items: Vec<&str> = list.items.iter().map(|n| n.raw.get()).collect();
-        group.bench_function(BenchmarkId::new("node_items_serde_json", nodes), |b| {
-            b.iter(|| {
-                for item in &items {
-                    let node: Object<Node> = serde_json::from_str(item).unwrap();
-                    std::hint::black_box(node);
-                }
-            })
-        });
-        group.bench_function(BenchmarkId::new("node_items_simd_json", nodes), |b| {
-            b.iter(|| {
-                for item in &items {
-                    // simd-json parses in place: the bytes are copied first, as the server would.
-                    let mut bytes = item.as_bytes().to_vec();
-                    let node: Object<Node> = simd_json::serde::from_slice(&mut bytes).unwrap();
-                    std::hint::black_box(node);
-                }
-            })
-        });
-        group.bench_function(BenchmarkId::new("node_items_sonic_rs", nodes), |b| {
-            b.iter(|| {
-                for item in &items {
-                    let node: Object<Node> = sonic_rs::from_str(item).unwrap();
-                    std::hint::black_box(node);
-                }
-            })
-        });
-    }
-    group.finish();
-}
-
-criterion_group!(benches, bench_decode, bench_node_items);
+criterion_group!(benches, bench_decode);
 criterion_main!(benches);

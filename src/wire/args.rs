@@ -4,7 +4,7 @@ use rayon::prelude::*;
 use serde_json::value::RawValue;
 
 use crate::cluster::objects::{Node, Object, Pod};
-use crate::wire::fields::{decode_raw_simd, Fields, WireError};
+use crate::wire::fields::{decode_raw, Fields, WireError};
 use crate::wire::raw_list::{Items, RawList};
 
 /// `ExtenderArgs`: the pod and the candidate nodes, either as full objects (`Nodes`) or, when the
@@ -118,7 +118,7 @@ fn decode_node(i: usize, raw: &RawValue) -> Result<Node, WireError> {
     if raw.get() == "null" {
         return Err(WireError::new(at, "expected a Node object, found null"));
     }
-    let Object(node): Object<Node> = decode_raw_simd(raw, &at)?;
+    let Object(node): Object<Node> = decode_raw(raw, &at)?;
     if node.metadata.name.is_empty() {
         return Err(WireError::new(format!("{at}.metadata.name"), "missing: every node needs a name"));
     }

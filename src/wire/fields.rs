@@ -125,17 +125,6 @@ pub fn decode_raw<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, Wi
     })
 }
 
-/// EXPERIMENT (issue 17.5): [`decode_raw`] with a SIMD parser first; any failure is decoded again
-/// by serde_json, so errors are serde_json's, at the same paths.
-pub fn decode_raw_simd<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, WireError> {
-    // simd-json parses in place, so the bytes are copied first.
-    let mut bytes = raw.get().as_bytes().to_vec();
-    if let Ok(value) = simd_json::serde::from_slice(&mut bytes) {
-        return Ok(value);
-    }
-    decode_raw(raw, at)
-}
-
 /// serde_json appends " at line 1 column 57" to its messages: for a field we already name, the
 /// position inside its own value only confuses.
 fn strip_position(message: &str) -> String {
