@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{config, feasible, TestServer};
+use predicate_extender::cluster::objects::PREFER_AVOID_PODS_ANNOTATION;
 use predicate_extender::cluster::source::load_file;
+use predicate_extender::cluster::{ClusterObject, ObjectKind};
 use predicate_extender::server::ClusterSource;
 
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
@@ -59,7 +61,18 @@ fn the_snapshot_loads_with_the_shape_asked_for() {
     let objects = load_file(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(objects.nodes.len(), 60);
     assert_eq!(objects.pods.len(), 600);
-    assert!(objects.others.is_empty() && objects.skipped.is_empty());
+    assert!(objects.skipped.is_empty(), "{:?}", objects.skipped);
+    // A Service and a ReplicaSet per app (40), and checkout-api's Service and two ReplicaSets.
+    let kinds: Vec<ObjectKind> = objects.others.iter().map(ClusterObject::kind).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == ObjectKind::Service).count(), 41);
+    assert_eq!(kinds.iter().filter(|k| **k == ObjectKind::ReplicaSet).count(), 42);
+    assert_eq!(kinds.len(), 83);
+    let types: BTreeSet<&str> = objects
+        .nodes
+        .iter()
+        .filter_map(|n| n.metadata.labels.get("node.kubernetes.io/instance-type").map(String::as_str))
+        .collect();
+    assert!(types.len() >= 3, "nodes of several sizes: {types:?}");
 
     let tainted = objects.nodes.iter().filter(|n| !n.spec.taints.is_empty()).count();
     assert!((1..=15).contains(&tainted), "about 10% of 60 nodes tainted, got {tainted}");
@@ -69,7 +82,7 @@ fn the_snapshot_loads_with_the_shape_asked_for() {
         .filter_map(|n| n.metadata.labels.get("topology.kubernetes.io/zone").map(String::as_str))
         .collect();
     assert_eq!(zones, BTreeSet::from(["zone-0", "zone-1", "zone-2"]));
-    assert!(objects.nodes.iter().all(|n| (20..40).contains(&n.status.images.len())));
+    assert!(objects.nodes.iter().all(|n| (20..=50).contains(&n.status.images.len())));
 
     let anti = objects.pods.iter().filter(|p| p.has_pod_affinity_terms()).count();
     assert!((30..=95).contains(&anti), "about 10% of 600 pods with anti-affinity, got {anti}");
@@ -109,6 +122,51 @@ async fn a_server_on_the_snapshot_answers_the_generated_requests() {
     let (status, answer) = server.post("/prioritize", names.clone()).await;
     assert_eq!(status, 200, "{answer}");
     assert_eq!(answer.as_array().map(Vec::len), Some(60));
+    server.stop().await;
+}
+
+/// Issue 14, item 9, as a new user meets it: `gen-cluster` writes a 1,000-node cluster and its
+/// NodeNames body, `serve` loads the cluster, and `/prioritize` answers at least 4 distinct
+/// scores; 0 exactly on the nodes whose preferAvoidPods annotation names the pod's ReplicaSet
+/// (read here from the files).
+#[tokio::test]
+async fn prioritize_on_a_generated_1000_node_cluster_answers_at_least_4_distinct_scores() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |file: &str, extra: &[&str]| {
+        let path = dir.path().join(file);
+        let mut args = vec!["--nodes", "1000", "--pods-per-node", "5"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", path.to_str().expect("utf-8 temp path")]);
+        let (code, stderr) = gen(&args);
+        assert_eq!(code, 0, "gen-cluster {args:?}: {stderr}");
+        path
+    };
+    let cluster = write("cluster.json", &[]);
+    let names = read(&write("names.json", &["--extender-args", "node-names"]));
+
+    let body: serde_json::Value = serde_json::from_slice(&names).unwrap();
+    let owner = body["Pod"]["metadata"]["ownerReferences"][0]["uid"].as_str().unwrap().to_string();
+    let objects = load_file(&cluster).unwrap_or_else(|e| panic!("{e}"));
+    let avoiding: BTreeSet<String> = objects
+        .nodes
+        .iter()
+        .filter(|n| n.metadata.annotations.get(PREFER_AVOID_PODS_ANNOTATION).is_some_and(|a| a.contains(&owner)))
+        .map(|n| n.metadata.name.clone())
+        .collect();
+    assert!((1..=50).contains(&avoiding.len()), "a few nodes avoid the pod: {}", avoiding.len());
+
+    let server = TestServer::start(config(ClusterSource::File(cluster))).await;
+    let (status, answer) = server.post("/prioritize", names).await;
+    assert_eq!(status, 200, "{answer}");
+    let answer = answer.as_array().expect("a HostPriorityList");
+    assert_eq!(answer.len(), 1000);
+    let mut scores = BTreeSet::new();
+    for entry in answer {
+        let (host, score) = (entry["Host"].as_str().unwrap(), entry["Score"].as_i64().unwrap());
+        assert_eq!(score == 0, avoiding.contains(host), "{host}: {score}");
+        scores.insert(score);
+    }
+    assert!(scores.len() >= 4, "distinct scores {scores:?}");
     server.stop().await;
 }
 
