@@ -3,6 +3,7 @@
 //! pods and the label indexes in step. Divide the time by 10,000 for the cost of one event.
 //!
 //! `cargo bench --bench cluster_events` (ids `cluster_events/5000_adds_5000_deletes/N`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! as full `Nodes` (about 9.9 KB of JSON each, 49.5 MB at 5,000 nodes).
 //!
 //! `cargo bench --bench decode` (ids `decode/node_names/N`, `decode/nodes/N`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 

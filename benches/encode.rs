@@ -4,6 +4,7 @@
 //!
 //! `cargo bench --bench encode` (ids `encode/filter_node_names/N`, `encode/filter_nodes/N`,
 //! `encode/prioritize/N`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 

@@ -5,6 +5,7 @@
 //!
 //! `cargo bench --bench filter` (ids `filter/node_names/N`, `filter/nodes/N`, and
 //! `filter/node_names_without_MatchInterPodAffinity/N`, which shows that predicate's share).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 
@@ -50,7 +51,7 @@ fn bench_filter(c: &mut Criterion) {
                 b.iter(|| {
                     let job = f.job(f.candidates_by_name(), false);
                     let verdicts = metrics.predicates.filter(&job, common::evaluator()).expect("not cancelled");
-                    metrics.predicates.record_filter(&verdicts);
+                    metrics.predicates.record_filter(&f.plan, &verdicts);
                     std::hint::black_box(verdicts.len())
                 })
             });

@@ -2,6 +2,7 @@
 //! and scoring every node with the default priorities on the evaluator.
 //!
 //! `cargo bench --bench prioritize` (ids `prioritize/node_names/N`).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 

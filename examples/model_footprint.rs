@@ -10,6 +10,8 @@
 //! pods, then their deletes) are applied one per snapshot, as a watch delivering them one at a time
 //! would, and 100 per snapshot, as the watch applies events that arrive together; the median of 5
 //! rounds is printed.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool of generated input: a panic is its error report
+#![allow(unsafe_code)] // the counting allocator below (GlobalAlloc is an unsafe trait)
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::source::kube::{default_connection, Connection};
 use crate::quantity::Quantity;
-use crate::server::{ClusterSource, PolicySource, ServeConfig, TlsFiles};
+use crate::server::{ClusterSource, ConnectionLimits, PolicySource, ServeConfig, TlsFiles};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -22,9 +22,12 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value per process, parsed once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve the extender verbs (/filter, /bind) and the admin endpoints (/healthz, /readyz).
+    /// Serve the extender verbs (/filter, /prioritize, /preempt, /bind) and, on the admin
+    /// listener, /healthz, /readyz and /metrics.
     Serve(ServeArgs),
     /// Explain why a pod fits each node or not: the summary, the failing nodes by reason, the
     /// best-scored nodes and hints; every predicate on chosen nodes (--node) or all (--all).
@@ -46,11 +49,13 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:8888")]
     pub listen: SocketAddr,
 
-    /// Address for /healthz and /readyz, reachable by kubelet probes at the pod IP.
+    /// Address for /healthz, /readyz and /metrics (Prometheus), reachable by kubelet probes and
+    /// scrapers at the pod IP.
     #[arg(long, default_value = "0.0.0.0:8889")]
     pub admin_listen: SocketAddr,
 
-    /// Path prefix of the verbs: with /scheduler they are /scheduler/filter, /scheduler/bind.
+    /// Path prefix of the verbs: with /scheduler they are /scheduler/filter, /scheduler/prioritize,
+    /// /scheduler/preempt and /scheduler/bind.
     #[arg(long, default_value = "", value_parser = parse_url_prefix)]
     pub url_prefix: String,
 
@@ -66,7 +71,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     pub assume_ttl: Duration,
 
-    /// A scheduler Policy file (JSON or YAML) choosing and ordering the predicates.
+    /// A scheduler Policy file (JSON or YAML) choosing and ordering the predicates and weighting
+    /// the priorities; read again when it changes, or on SIGHUP (a change that does not load is
+    /// logged and the previous plan kept).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
@@ -102,6 +109,28 @@ pub struct ServeArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration)]
     pub shutdown_grace: Duration,
 
+    /// Both listeners: how long a client may take from connecting (TLS handshake included) to the
+    /// end of its first request's head, and from the first byte of a later request to the end of
+    /// its head; past it the connection is closed.
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    pub header_read_timeout: Duration,
+
+    /// Both listeners: how long a request body may take to arrive once its head is in (past it the
+    /// verb answers 408 with its result object and Error), and the client to take the answer.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    pub body_timeout: Duration,
+
+    /// Both listeners: how long a kept-alive connection may wait for its next request. Longer than
+    /// the 90s after which kube-scheduler's HTTP client closes an idle connection itself.
+    #[arg(long, default_value = "120s", value_parser = parse_duration)]
+    pub idle_timeout: Duration,
+
+    /// Open connections per listener. When full, a new connection sheds the oldest one stalled
+    /// partway through its first request head, else the one idle longest, else one silent for
+    /// 250ms; while every connection is in the middle of a request, new ones wait to be accepted.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
+
     /// Log format.
     #[arg(long, value_enum, default_value = "text")]
     pub log_format: LogFormat,
@@ -126,6 +155,12 @@ impl ServeArgs {
         config.max_cache_staleness = self.max_cache_staleness;
         config.assume_ttl = self.assume_ttl;
         config.shutdown_grace = self.shutdown_grace;
+        config.connections = ConnectionLimits {
+            header_read_timeout: self.header_read_timeout,
+            body_timeout: self.body_timeout,
+            idle_timeout: self.idle_timeout,
+            max_connections: self.max_connections as usize,
+        };
         // clap's `requires` has made sure the two come together.
         if let (Some(cert), Some(key)) = (&self.tls_cert_file, &self.tls_private_key_file) {
             config.tls =
@@ -237,6 +272,12 @@ mod tests {
         assert_eq!(c.request_timeout, Duration::from_secs(4));
         assert_eq!(c.shutdown_grace, Duration::from_secs(10));
         assert_eq!(c.tls, None);
+        assert_eq!(c.connections, ConnectionLimits::default(), "the flags' defaults are the library's");
+        let limits = c.connections;
+        assert_eq!(limits.header_read_timeout, Duration::from_secs(5));
+        assert_eq!(limits.body_timeout, Duration::from_secs(10));
+        assert_eq!(limits.idle_timeout, Duration::from_secs(120));
+        assert_eq!(limits.max_connections, 64);
     }
 
     #[test]
@@ -283,6 +324,10 @@ mod tests {
             (vec!["--demo", "--cluster-snapshot", "c.json"], "--cluster-snapshot"),
             (vec!["--demo", "--kubeconfig", "k.yaml"], "--kubeconfig"),
             (vec!["--demo", "--assume-ttl", "0s"], "--assume-ttl"),
+            (vec!["--demo", "--header-read-timeout", "0s"], "--header-read-timeout"),
+            (vec!["--demo", "--body-timeout", "soon"], "--body-timeout"),
+            (vec!["--demo", "--idle-timeout", "5"], "--idle-timeout"),
+            (vec!["--demo", "--max-connections", "0"], "--max-connections"),
         ];
         for (args, flag) in cases {
             let e = parse(&args).unwrap_err();
@@ -298,5 +343,28 @@ mod tests {
         assert_eq!(a.url_prefix, "/scheduler");
         assert_eq!(a.max_body_bytes, 1 << 30);
         assert_eq!(a.request_timeout, Duration::from_millis(250));
+
+        let a = parse(&[
+            "--demo",
+            "--header-read-timeout",
+            "1s",
+            "--body-timeout",
+            "2s",
+            "--idle-timeout",
+            "3s",
+            "--max-connections",
+            "500",
+        ])
+        .unwrap();
+        let limits = a.to_config().unwrap().connections;
+        assert_eq!(
+            limits,
+            ConnectionLimits {
+                header_read_timeout: Duration::from_secs(1),
+                body_timeout: Duration::from_secs(2),
+                idle_timeout: Duration::from_secs(3),
+                max_connections: 500,
+            }
+        );
     }
 }

@@ -1,4 +1,5 @@
 //! `predicate-extender`: parse flags, start logging, serve until SIGTERM or Ctrl-C.
+#![forbid(unsafe_code)]
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -1,5 +1,6 @@
 //! The real binary: starts on the demo cluster, answers, exits 0 on SIGTERM; refuses bad files and
 //! flags at startup with a message that names them.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -82,7 +83,9 @@ fn a_bad_snapshot_names_the_file_the_object_and_the_field() {
     let (code, err) = startup_error(&["--cluster-snapshot", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("bad-cluster.yaml: document 1 (Node n1): status.allocatable.cpu: invalid quantity \"four\""),
+        err.contains(
+            "bad-cluster.yaml: document 1 at line 1 (Node n1): status.allocatable.cpu: invalid quantity \"four\""
+        ),
         "{err}"
     );
 }
@@ -103,6 +106,18 @@ fn a_bad_policy_names_the_entry() {
     let (code, err) = startup_error(&["--demo", "--policy", path.to_str().unwrap()]);
     assert_eq!(code, 2);
     assert!(err.contains("policy.json: predicates[1] (\"NoSuchPredicate\"): unknown predicate"), "{err}");
+}
+
+#[test]
+fn help_names_every_verb_and_the_admin_endpoints() {
+    for args in [&["--help"][..], &["serve", "--help"]] {
+        let out = Command::new(BIN).args(args).output().expect("run the binary");
+        assert!(out.status.success(), "{args:?}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        for path in ["/filter", "/prioritize", "/preempt", "/bind", "/healthz", "/readyz", "/metrics"] {
+            assert!(help.contains(path), "{args:?} does not mention {path}:\n{help}");
+        }
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `explain` on 1,000-node clusters: by default the summary line comes first and the whole output
 //! fits a screen (at most 100 lines); `--top`, `--node` and `--all` show what they say; and the
 //! numbers of a hint match a count made here from the generated objects, not by the explain code.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::path::Path;
 use std::process::Command;

@@ -1,6 +1,7 @@
 //! `POST <urlPrefix>/explain` against the real server: the same report as `explain` on the command
 //! line (JSON or table, chosen by `Accept`), `?node=`, bad input answered 4xx with what is wrong,
 //! the deadline, and only on the verbs listener.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! `predicate-extender explain` on snapshot fixtures: the whole output, table (without colour) and
 //! JSON, compared with the files in tests/fixtures/explain/. `UPDATE_EXPLAIN_FIXTURES=1 cargo test
 //! --test explain_output` rewrites them (review the diff).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,5 +1,6 @@
 //! `predicate-extender gen-cluster`: the same seed writes the same bytes, the snapshot loads with
 //! `serve`'s loader and has the asked shape, and a server on it answers the generated requests.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

@@ -1,6 +1,7 @@
 //! Malformed and hostile request bodies: every one must get a 4xx with the verb's result object and
 //! a non-empty `Error` that names what is wrong and where, never a panic, a dropped connection, a
 //! 5xx or a 2xx; and the server must still answer a valid request correctly afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

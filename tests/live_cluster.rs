@@ -1,6 +1,7 @@
 //! The live cluster source against a fake API server on 127.0.0.1: sync and readiness, watch
 //! events reaching the next `/filter`, recovery from dropped watches and `410 Gone`, binding
 //! through the API server with its error mapping, and the assume cache.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 mod fake_apiserver;

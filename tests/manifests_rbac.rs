@@ -1,11 +1,12 @@
 //! The ClusterRole in manifests/ grants exactly what the live source watches and the binder
 //! creates: get/list/watch on each watched kind, create on pods/binding, nothing more. kube-scheduler
 //! beside it gets the built-in roles of the cluster's own scheduler and nothing broader.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::collections::BTreeSet;
 
 use predicate_extender::cluster::source::kube::WATCHED_KINDS;
-use serde_yaml::Value;
+use serde_json::Value;
 
 fn rbac_docs() -> Vec<Value> {
     docs_of("manifests/rbac.yaml")
@@ -13,15 +14,15 @@ fn rbac_docs() -> Vec<Value> {
 
 fn docs_of(path: &str) -> Vec<Value> {
     let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
-    serde_yaml::Deserializer::from_str(&text).map(|d| serde::Deserialize::deserialize(d).unwrap()).collect()
+    serde_saphyr::from_multiple(&text).unwrap()
 }
 
 /// `(resource.group, verb)` pairs; the core group is written without a suffix.
 fn granted(role: &Value) -> BTreeSet<(String, String)> {
     let mut out = BTreeSet::new();
-    for rule in role["rules"].as_sequence().unwrap() {
+    for rule in role["rules"].as_array().unwrap() {
         let strings = |key: &str| -> Vec<String> {
-            rule[key].as_sequence().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
+            rule[key].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect()
         };
         for group in strings("apiGroups") {
             for resource in strings("resources") {
@@ -60,7 +61,7 @@ fn kube_scheduler_gets_the_built_in_scheduler_roles_and_the_authentication_reade
     let docs = rbac_docs();
     let account = docs.iter().find(|d| d["kind"] == "ServiceAccount").expect("a ServiceAccount");
     let the_account = |binding: &Value| {
-        let subjects = binding["subjects"].as_sequence().expect("subjects");
+        let subjects = binding["subjects"].as_array().expect("subjects");
         assert_eq!(subjects.len(), 1, "{:?}", binding["metadata"]["name"]);
         assert_eq!(subjects[0]["kind"], "ServiceAccount");
         assert_eq!(subjects[0]["name"], account["metadata"]["name"]);

@@ -1,5 +1,6 @@
 //! `/metrics` on the admin listener: the series exist with their labels, and requests move them by
 //! exactly what they did.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
@@ -20,10 +21,10 @@ const DEMO_NODES: [&str; 6] = ["node-a1", "node-a2", "node-a3", "node-b1", "node
 
 /// The demo's node objects, as a `NodeList` value.
 fn demo_node_list() -> Value {
-    let yaml: serde_yaml::Value =
-        serde_yaml::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).expect("demo yaml");
+    let yaml: serde_json::Value =
+        serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).expect("demo yaml");
     let items: Vec<Value> = yaml["items"]
-        .as_sequence()
+        .as_array()
         .expect("demo items")
         .iter()
         .map(|item| serde_json::to_value(item).expect("demo item as JSON"))

@@ -1,5 +1,6 @@
 //! /preempt over HTTP against the real server on the demo cluster: which candidate nodes stay, with
 //! which victims, in every argument form kube-scheduler sends.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
@@ -24,8 +25,8 @@ fn report_job() -> Value {
 
 /// A pod of the demo cluster as its full object, found by UID.
 fn demo_pod(uid: &str) -> Value {
-    let yaml: serde_yaml::Value = serde_yaml::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
-    let pod = yaml["items"].as_sequence().unwrap().iter().find(|i| i["kind"] == "Pod" && i["metadata"]["uid"] == uid);
+    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
+    let pod = yaml["items"].as_array().unwrap().iter().find(|i| i["kind"] == "Pod" && i["metadata"]["uid"] == uid);
     serde_json::to_value(pod.unwrap_or_else(|| panic!("no demo pod {uid}"))).unwrap()
 }
 

@@ -1,4 +1,5 @@
 //! /prioritize over HTTP: a score per candidate, in request order, in both nodeCacheCapable modes.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
@@ -35,11 +36,11 @@ async fn one_entry_per_candidate_in_request_order_in_both_modes() {
     }
 
     // The same nodes as objects (as kube-scheduler sends them without nodeCacheCapable).
-    let yaml: serde_yaml::Value = serde_yaml::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
+    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
     let mut items = Vec::new();
     for name in order {
         let node = yaml["items"]
-            .as_sequence()
+            .as_array()
             .unwrap()
             .iter()
             .find(|i| i["kind"] == "Node" && i["metadata"]["name"] == name)
@@ -89,14 +90,22 @@ items:
 #[tokio::test(flavor = "multi_thread")]
 async fn a_policy_weights_its_priorities() {
     let mut c = config(cluster(TWO_NODES));
-    // EqualPriority scores 1 everywhere; with weight 1 against an empty set it is the whole score.
-    c.policy = policy(r#"{"kind":"Policy","apiVersion":"v1","priorities":[{"name":"EqualPriority","weight":3}]}"#);
+    // Two NodeLabelPriority entries that disagree: PreferSSD scores 10 on `labelled`, 0 on `plain`;
+    // AvoidSSD the reverse. By hand, (4 * PreferSSD + 1 * AvoidSSD) / 5:
+    //   labelled (4*10 + 1*0) / 5 = 8, plain (4*0 + 1*10) / 5 = 2 (exact: floor and round agree).
+    // Weights ignored would give 5 and 5, weights swapped 2 and 8.
+    c.policy = policy(
+        r#"{"kind":"Policy","apiVersion":"v1","priorities":[
+            {"name":"PreferSSD","weight":4,"argument":{"labelPreference":{"label":"ssd","presence":true}}},
+            {"name":"AvoidSSD","weight":1,"argument":{"labelPreference":{"label":"ssd","presence":false}}}
+        ]}"#,
+    );
     let server = TestServer::start(c).await;
     let pod = json!({"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": [{"name": "c"}]}});
     let (status, answer) =
         server.post("/prioritize", json!({"Pod": pod, "NodeNames": ["plain", "labelled"]}).to_string()).await;
     assert_eq!(status, 200);
-    assert_eq!(answer, json!([{"Host": "plain", "Score": 1}, {"Host": "labelled", "Score": 1}]));
+    assert_eq!(answer, json!([{"Host": "plain", "Score": 2}, {"Host": "labelled", "Score": 8}]));
     server.stop().await;
 }
 

@@ -1,5 +1,6 @@
 //! Replays every `$ curl ...` example of README.md, in order, against the demo cluster and checks
 //! that the server prints exactly the line the README shows under it.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

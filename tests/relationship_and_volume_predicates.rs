@@ -2,6 +2,7 @@
 //! Pods, Namespaces, Services, PersistentVolumes, PersistentVolumeClaims, StorageClasses and a
 //! CSINode (tests/fixtures/clusters/relationships-and-volumes.yaml). Each case is a pod aimed at one
 //! predicate, with the answer kube-scheduler's rules give on that cluster.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

@@ -2,6 +2,7 @@
 //! with what the extender serves: the verbs are its routes, the URL is its --listen address, the
 //! timeout is above its own deadline, the lease is the one the RBAC grants, the copies kustomize
 //! reads are the files in config/, and the Policy files load (policy.json as the default plan).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
@@ -13,7 +14,7 @@ use predicate_extender::cli::{Cli, Command, ServeArgs};
 use predicate_extender::policy::{load_policy, Plan};
 use predicate_extender::server::{ClusterSource, PolicySource};
 use serde::Deserialize;
-use serde_yaml::Value;
+use serde_json::Value;
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
@@ -25,9 +26,7 @@ fn read(path: &str) -> String {
 
 /// Every document of a YAML file.
 fn docs(path: &str) -> Vec<Value> {
-    serde_yaml::Deserializer::from_str(&read(path))
-        .map(|d| Value::deserialize(d).unwrap_or_else(|e| panic!("{path}: {e}")))
-        .collect()
+    serde_saphyr::from_multiple(&read(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
 fn one(path: &str, kind: &str) -> Value {
@@ -41,7 +40,7 @@ fn str_of<'a>(v: &'a Value, what: &str) -> &'a str {
 }
 
 fn strings(v: &Value, what: &str) -> Vec<String> {
-    v.as_sequence()
+    v.as_array()
         .unwrap_or_else(|| panic!("{what}: not a list: {v:?}"))
         .iter()
         .map(|s| str_of(s, what).to_string())
@@ -115,7 +114,7 @@ struct Extender {
 
 fn scheduler_config() -> SchedulerConfig {
     let text = read("config/scheduler-config.yaml");
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("config/scheduler-config.yaml: {e}"))
+    serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("config/scheduler-config.yaml: {e}"))
 }
 
 fn the_extender(config: &SchedulerConfig) -> &Extender {
@@ -157,13 +156,13 @@ fn pod_spec(deployment: &Value) -> &Value {
 
 /// The extender's container: the one init container, a native sidecar.
 fn extender_container(deployment: &Value) -> &Value {
-    let inits = pod_spec(deployment)["initContainers"].as_sequence().expect("initContainers");
+    let inits = pod_spec(deployment)["initContainers"].as_array().expect("initContainers");
     assert_eq!(inits.len(), 1, "one init container, the extender");
     &inits[0]
 }
 
 fn scheduler_container(deployment: &Value) -> &Value {
-    let containers = pod_spec(deployment)["containers"].as_sequence().expect("containers");
+    let containers = pod_spec(deployment)["containers"].as_array().expect("containers");
     assert_eq!(containers.len(), 1, "one container, kube-scheduler");
     &containers[0]
 }
@@ -181,14 +180,14 @@ fn deployed_serve_args(deployment: &Value) -> ServeArgs {
 
 /// `mountPath` of the container's mount of the named volume.
 fn mount_path<'a>(container: &'a Value, volume: &str) -> &'a str {
-    let mounts = container["volumeMounts"].as_sequence().expect("volumeMounts");
+    let mounts = container["volumeMounts"].as_array().expect("volumeMounts");
     let mount = mounts.iter().find(|m| m["name"] == volume).unwrap_or_else(|| panic!("no mount of {volume}"));
     str_of(&mount["mountPath"], "mountPath")
 }
 
 /// The ConfigMap name behind a pod volume.
 fn volume_config_map<'a>(deployment: &'a Value, volume: &str) -> &'a str {
-    let volumes = pod_spec(deployment)["volumes"].as_sequence().expect("volumes");
+    let volumes = pod_spec(deployment)["volumes"].as_array().expect("volumes");
     let v = volumes.iter().find(|v| v["name"] == volume).unwrap_or_else(|| panic!("no volume {volume}"));
     str_of(&v["configMap"]["name"], "configMap.name")
 }
@@ -201,7 +200,7 @@ fn kustomization() -> Value {
 fn generated_config_maps() -> BTreeMap<String, Vec<String>> {
     let k = kustomization();
     let mut out = BTreeMap::new();
-    for g in k["configMapGenerator"].as_sequence().expect("configMapGenerator") {
+    for g in k["configMapGenerator"].as_array().expect("configMapGenerator") {
         assert_eq!(g["namespace"], "predicate-scheduler", "generator {:?}: namespace", g["name"]);
         out.insert(str_of(&g["name"], "generator name").to_string(), strings(&g["files"], "generator files"));
     }
@@ -299,7 +298,7 @@ fn leader_election_uses_the_lease_the_rbac_grants() {
         .iter()
         .find(|d| d["kind"] == "Role" && d["metadata"]["namespace"] == le.resource_namespace.as_str())
         .expect("a Role in the lease's namespace");
-    let rules = role["rules"].as_sequence().expect("rules");
+    let rules = role["rules"].as_array().expect("rules");
     let named = rules
         .iter()
         .find(|r| r["resources"] == Value::from(vec!["leases"]) && !r["resourceNames"].is_null())
@@ -353,7 +352,7 @@ fn the_deployment_mounts_the_generated_config_maps_where_the_args_point() {
 
     // Probes reach the admin listener.
     let admin_port = extender["ports"]
-        .as_sequence()
+        .as_array()
         .and_then(|ports| ports.iter().find(|p| p["name"] == "admin"))
         .and_then(|p| p["containerPort"].as_u64())
         .expect("the admin port");
@@ -394,7 +393,7 @@ fn the_image_is_this_version_and_kustomize_rewrites_it() {
     assert_eq!(tag, env!("CARGO_PKG_VERSION"), "the image tag is the crate version");
     let k = kustomization();
     let entry = k["images"]
-        .as_sequence()
+        .as_array()
         .and_then(|images| images.iter().find(|i| i["name"] == name))
         .unwrap_or_else(|| panic!("kustomization.yaml has no images: entry for {name}"));
     assert_eq!(entry["newTag"], env!("CARGO_PKG_VERSION"));

@@ -1,6 +1,7 @@
 //! The real binary on SIGTERM: a request in flight (a `/bind` held up by a slow API server) is
 //! answered before the process exits 0; one that outlasts `--shutdown-grace` is cut off, and the
 //! process still exits 0 once the grace is over.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod child;
 mod fake_apiserver;

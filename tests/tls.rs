@@ -1,6 +1,7 @@
 //! HTTPS on the verbs listener: `/filter` over TLS, client certificates required with
 //! `--client-ca-file`, certificates rotated without a restart (and a broken rotation ignored), and
 //! unusable files refused at startup with the flag and the file named.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod child;
 mod common;

@@ -2,6 +2,7 @@
 //! `/filter` on the real server in both `nodeCacheCapable` modes: `NodeNames` (nodes from the
 //! model) and full `Nodes` (the request's node objects, decoded per request). The cluster is
 //! tests/fixtures/clusters/upstream-predicates.yaml; each case names the upstream test it follows.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
@@ -26,7 +27,7 @@ async fn server() -> TestServer {
 
 /// The fixture's Node objects with these names, in this order, as a `NodeList` value.
 fn node_list(names: &[&str]) -> Value {
-    let list: Value = serde_yaml::from_str(&fixture_text()).unwrap();
+    let list: Value = serde_saphyr::from_str(&fixture_text()).unwrap();
     let nodes: Vec<&Value> = list["items"].as_array().unwrap().iter().filter(|o| o["kind"] == "Node").collect();
     let items: Vec<Value> = names
         .iter()

@@ -3,6 +3,7 @@
 //! PodFitsResources' ignored extended resources, and how /prioritize combines the default
 //! priorities. The expected numbers are upstream's (named at each case) or worked out by hand in
 //! the comments.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

@@ -2,12 +2,14 @@
 //! (`tests/fixtures/kube-scheduler-wire/`), replayed against the server on the 100-node cluster they
 //! were made against, and compared with an answer computed independently of this crate.
 //!
-//! `filter-100-names.expected.json` was computed by a separate script that applies kube-scheduler's
-//! rules for the default predicates to `cluster-100.json.gz` (requests summed as
+//! `filter-100-names.expected.json` is computed by `tests/fixtures/kube-scheduler-wire/expected.py`
+//! (standard-library Python, none of this crate's code), which applies kube-scheduler's rules for
+//! the default predicates to `cluster-100.json.gz` (requests summed as
 //! `resourcehelper.PodRequests`: app containers plus sidecars, the init-container peak, overhead;
 //! nominated pods of equal or higher priority added in a first pass; the first failing predicate
-//! ends a node). The pod's required pod anti-affinity is not in it: MatchInterPodAffinity is not
-//! implemented yet, and the golden answer must be regenerated when it is.
+//! ends a node), MatchInterPodAffinity included: the pod's required hostname anti-affinity to its
+//! own app fails the 16 nodes that already run one. `python3 expected.py --check` says whether
+//! the committed files are what it computes.
 //!
 //! Why the nodes fail, in short: the pod needs 500m cpu and 1Gi memory, `kubernetes.io/os=linux`,
 //! zone us-central1-a or -b and workload class general/compute/memory. Every zone-c node, every
@@ -19,7 +21,8 @@
 //! The fixture never lets a taint, a pressure condition, the pod count, a terminal pod or a nominated
 //! pod decide a node, so `filter-100-variations.expected.json` is the same script's answer for
 //! cluster-100 and the request with the changes in [`variations`], each of which makes one of those
-//! decide one node. The script is not part of the crate; both golden files are plain data.
+//! decide one node (the script applies the same edits).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 

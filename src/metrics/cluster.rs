@@ -1,6 +1,7 @@
 //! Series computed at scrape time, never per event: the model's object counts from the current
-//! snapshot, each watch's last-event age from [`WatchHealth`], and the engine's count of
-//! nominated-pod second passes.
+//! snapshot, each watch's last-event age, sync and staleness from [`WatchHealth`], the engine's
+//! count of nominated-pod second passes and, in a live cluster, the pods assumed and not yet
+//! confirmed.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Unit;
 
+use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{WatchHealth, WATCHED_KINDS};
 use crate::cluster::ClusterStore;
 use crate::engine::fits::SECOND_PASSES;
@@ -56,6 +58,29 @@ impl Collector for ClusterCollector {
                     ConstGauge::new(age).encode(ages.encode_family(&[("resource", kind.resource())])?)?;
                 }
             }
+
+            // What /readyz says, per resource, for alerts.
+            let report = watches.report(now);
+            let mut synced = encoder.encode_descriptor(
+                "cache_synced",
+                "Live cluster: 1 once the watch of a resource has listed it, 0 before (/readyz waits for every one)",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (kind, _) in watches.last_events() {
+                let value = i64::from(!report.not_synced.contains(&kind.resource()));
+                ConstGauge::new(value).encode(synced.encode_family(&[("resource", kind.resource())])?)?;
+            }
+            let mut stale = encoder.encode_descriptor(
+                "cache_stale",
+                "Live cluster: 1 while the watch of a resource has been failing for longer than --max-cache-staleness (/readyz then answers 503)",
+                None,
+                prometheus_client::metrics::MetricType::Gauge,
+            )?;
+            for (kind, _) in watches.last_events() {
+                let value = i64::from(report.stale.iter().any(|s| s.resource == kind.resource()));
+                ConstGauge::new(value).encode(stale.encode_family(&[("resource", kind.resource())])?)?;
+            }
         }
 
         let second_passes = ConstCounter::new(SECOND_PASSES.load(Ordering::Relaxed));
@@ -66,5 +91,31 @@ impl Collector for ClusterCollector {
             second_passes.metric_type(),
         )?)?;
         Ok(())
+    }
+}
+
+/// kube-scheduler's `scheduler_cache_size{type="assumed_pods"}`: pods this extender bound that no
+/// watch event has confirmed yet. Each is confirmed or expires within `--assume-ttl`, so a count
+/// that stays up means the pod watch is not delivering.
+#[derive(Debug)]
+pub struct AssumedPods {
+    writer: Arc<ModelWriter>,
+}
+
+impl AssumedPods {
+    pub fn new(writer: Arc<ModelWriter>) -> Self {
+        AssumedPods { writer }
+    }
+}
+
+impl Collector for AssumedPods {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let count = ConstGauge::new(i64::try_from(self.writer.assumed_count()).unwrap_or(i64::MAX));
+        count.encode(encoder.encode_descriptor(
+            "assumed_pods",
+            "Pods bound by this extender and counted on their node that no watch event has confirmed yet",
+            None,
+            count.metric_type(),
+        )?)
     }
 }

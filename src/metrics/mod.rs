@@ -22,10 +22,15 @@
 //!   pass is not counted again.
 //!
 //! "plugin" is the classic predicate name (`PodFitsResources`), `profile` is [`PROFILE`].
+//!
+//! Our own: requests and their latency by verb ([`requests`]), per-predicate rejections
+//! ([`predicates`]), binds by outcome ([`bind`]), the cluster model ([`cluster`]) and the Policy in
+//! force and its reloads ([`policy`]).
 
 pub mod bind;
 pub mod cluster;
 pub mod duration_histogram;
+pub mod policy;
 pub mod predicates;
 pub mod requests;
 
@@ -36,6 +41,7 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
+use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::WatchHealth;
 use crate::cluster::ClusterStore;
 use crate::policy::Plan;
@@ -57,6 +63,7 @@ pub struct Metrics {
     pub requests: requests::RequestMetrics,
     pub predicates: predicates::PredicateMetrics,
     pub bind: bind::BindMetrics,
+    pub policy: policy::PolicyMetrics,
 }
 
 impl Metrics {
@@ -77,6 +84,7 @@ impl Metrics {
         let requests = requests::RequestMetrics::register(&mut registry);
         let predicates = predicates::PredicateMetrics::register(&mut registry, plan, percent);
         let bind = bind::BindMetrics::register(&mut registry);
+        let policy = policy::PolicyMetrics::register(&mut registry);
         registry.register_collector(Box::new(cluster::ClusterCollector::new(store, watches)));
         registry.register(
             "build",
@@ -87,7 +95,14 @@ impl Metrics {
                 ("target_os", std::env::consts::OS),
             ]),
         );
-        Metrics { registry, requests, predicates, bind }
+        Metrics { registry, requests, predicates, bind, policy }
+    }
+
+    /// Adds the live source's pods assumed on their nodes and not yet confirmed by a watch event
+    /// (`assumed_pods`).
+    pub fn with_assumed_pods(mut self, writer: Arc<ModelWriter>) -> Metrics {
+        self.registry.register_collector(Box::new(cluster::AssumedPods::new(writer)));
+        self
     }
 
     /// The OpenMetrics text of every series.

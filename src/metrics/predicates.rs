@@ -1,11 +1,16 @@
 //! Per-predicate series: evaluations and rejections counted once per /filter request from its
 //! verdicts (no counter is touched per node), and durations timed on sampled requests only.
+//!
+//! The series of a plan's predicates are resolved once per plan (by slot, so a request never
+//! hashes labels) and swapped with it on a Policy reload; a request still running with the plan
+//! it started with counts into that plan's series.
 
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -55,8 +60,8 @@ fn status_of(reasons: &[Reason]) -> usize {
 
 /// The classic predicate name: the kind's, so custom Policy names of `CheckNodeLabelPresence`
 /// and `CheckServiceAffinity` entries do not each make a series.
-fn plugin_name(predicate: &dyn Predicate) -> String {
-    predicate.kind().map_or_else(|| predicate.name().to_string(), |k| k.name().to_string())
+fn plugin_name(predicate: &dyn Predicate) -> &str {
+    predicate.kind().map_or_else(|| predicate.name(), |k| k.name())
 }
 
 /// The series of one predicate of the plan, resolved once so a request never hashes labels.
@@ -87,11 +92,29 @@ impl Sampler {
     }
 }
 
+/// The series of one plan's predicates, by slot.
 #[derive(Debug)]
-pub struct PredicateMetrics {
+struct PlanSeries {
     slots: Vec<Slot>,
     always_check_all: bool,
+}
+
+impl PlanSeries {
+    /// Whether these are the series of `plan`: the same predicates in the same slots.
+    fn serves(&self, plan: &Plan) -> bool {
+        self.always_check_all == plan.always_check_all
+            && self.slots.len() == plan.predicates.len()
+            && self.slots.iter().zip(&plan.predicates).all(|(s, p)| s.plugin == plugin_name(p.as_ref()))
+    }
+}
+
+#[derive(Debug)]
+pub struct PredicateMetrics {
+    evaluations: Family<EvaluationLabels, Counter>,
+    rejections: Family<RejectionLabels, Counter>,
     durations: Family<DurationLabels, DurationHistogram, fn() -> DurationHistogram>,
+    /// The series of the plan in force.
+    current: ArcSwap<PlanSeries>,
     sampler: Sampler,
 }
 
@@ -117,23 +140,45 @@ impl PredicateMetrics {
             Unit::Seconds,
             durations.clone(),
         );
+        let sampler = Sampler { percent: sample_percent, next: AtomicU64::new(0), key: Default::default() };
+        let current = ArcSwap::from_pointee(PlanSeries { slots: Vec::new(), always_check_all: false });
+        let metrics = PredicateMetrics { evaluations, rejections, durations, current, sampler };
+        metrics.use_plan(plan);
+        metrics
+    }
+
+    /// Resolves the series of `plan`, the plan in force from now on.
+    pub fn use_plan(&self, plan: &Plan) {
+        self.current.store(Arc::new(self.series_of(plan)));
+    }
+
+    fn series_of(&self, plan: &Plan) -> PlanSeries {
         let slots = plan
             .predicates
             .iter()
             .map(|p| {
-                let plugin = plugin_name(p.as_ref());
+                let plugin = plugin_name(p.as_ref()).to_string();
                 let evaluation =
                     EvaluationLabels { plugin: plugin.clone(), extension_point: "Filter", profile: PROFILE };
                 Slot {
-                    evaluations: evaluations.get_or_create_owned(&evaluation),
-                    rejections: rejections.get_or_create_owned(&RejectionLabels { predicate: plugin.clone() }),
+                    evaluations: self.evaluations.get_or_create_owned(&evaluation),
+                    rejections: self.rejections.get_or_create_owned(&RejectionLabels { predicate: plugin.clone() }),
                     plugin,
                     durations: Default::default(),
                 }
             })
             .collect();
-        let sampler = Sampler { percent: sample_percent, next: AtomicU64::new(0), key: Default::default() };
-        PredicateMetrics { slots, always_check_all: plan.always_check_all, durations, sampler }
+        PlanSeries { slots, always_check_all: plan.always_check_all }
+    }
+
+    /// The series of `plan`: those in force, or (a request that started before a reload) its own.
+    fn series(&self, plan: &Plan) -> Arc<PlanSeries> {
+        let current = self.current.load_full();
+        if current.serves(plan) {
+            current
+        } else {
+            Arc::new(self.series_of(plan))
+        }
     }
 
     /// Runs a /filter job's predicates on the evaluator: on a sampled request, timing each
@@ -148,11 +193,12 @@ impl PredicateMetrics {
             timings.push((slot, status_of(reasons), took));
         };
         let timed = job.filter_timed(evaluator, &record)?;
-        let mut tallies: Vec<Option<Tally>> = (0..self.slots.len() * STATUSES.len()).map(|_| None).collect();
+        let series = self.series(&job.plan);
+        let mut tallies: Vec<Option<Tally>> = (0..series.slots.len() * STATUSES.len()).map(|_| None).collect();
         for &(slot, status, took) in timed.iter().flat_map(|(_, timings)| timings) {
             let Some(tally) = tallies.get_mut(slot * STATUSES.len() + status) else { continue };
             if tally.is_none() {
-                *tally = self.histogram(slot, status).map(DurationHistogram::tally);
+                *tally = self.histogram(&series, slot, status).map(DurationHistogram::tally);
             }
             if let Some(t) = tally {
                 t.observe(took);
@@ -163,8 +209,8 @@ impl PredicateMetrics {
     }
 
     /// The duration histogram of a predicate (its plan slot) and status, made on first use.
-    fn histogram(&self, slot: usize, status: usize) -> Option<&DurationHistogram> {
-        let s = self.slots.get(slot)?;
+    fn histogram<'a>(&self, series: &'a PlanSeries, slot: usize, status: usize) -> Option<&'a DurationHistogram> {
+        let s = series.slots.get(slot)?;
         let label = *STATUSES.get(status)?;
         Some(s.durations[status].get_or_init(|| {
             let labels = DurationLabels { plugin: s.plugin.clone(), extension_point: "Filter", status: label };
@@ -172,10 +218,11 @@ impl PredicateMetrics {
         }))
     }
 
-    /// Counts a /filter request's evaluations and rejections from its verdicts, in one pass over
-    /// them and one counter add per predicate.
-    pub fn record_filter(&self, verdicts: &[Verdict]) {
-        let n = self.slots.len();
+    /// Counts a /filter request's evaluations and rejections from its verdicts under `plan`, in
+    /// one pass over them and one counter add per predicate.
+    pub fn record_filter(&self, plan: &Plan, verdicts: &[Verdict]) {
+        let series = self.series(plan);
+        let n = series.slots.len();
         let Some(last) = n.checked_sub(1) else { return };
         // ran_through[j]: nodes whose evaluation ended with predicate j.
         let mut ran_through = vec![0u64; n];
@@ -194,12 +241,12 @@ impl PredicateMetrics {
                         previous = Some(slot);
                     }
                     let first = reasons.first().map_or(last, |r| (r.slot as usize).min(last));
-                    ran_through[if self.always_check_all { last } else { first }] += 1;
+                    ran_through[if series.always_check_all { last } else { first }] += 1;
                 }
             }
         }
         let mut ran = 0;
-        for (slot, (through, rejections)) in self.slots.iter().zip(ran_through.iter().zip(&rejected)).rev() {
+        for (slot, (through, rejections)) in series.slots.iter().zip(ran_through.iter().zip(&rejected)).rev() {
             ran += through;
             if ran > 0 {
                 slot.evaluations.inc_by(ran);
@@ -227,31 +274,59 @@ mod tests {
     }
 
     fn counts(m: &PredicateMetrics) -> Vec<(u64, u64)> {
-        m.slots.iter().map(|s| (s.evaluations.get(), s.rejections.get())).collect()
+        m.current.load().slots.iter().map(|s| (s.evaluations.get(), s.rejections.get())).collect()
     }
 
     const KINDS: [Kind; 3] = [Kind::CheckNodeCondition, Kind::PodFitsResources, Kind::PodToleratesNodeTaints];
 
     #[test]
     fn evaluations_and_rejections_come_from_the_verdicts() {
-        let m = PredicateMetrics::register(&mut Registry::default(), &plan(&KINDS, false), 0);
-        m.record_filter(&[
-            Verdict::Fits,
-            Verdict::Unknown,
-            Verdict::Fails(vec![reason(0, false)]),
-            // Two reasons of one predicate reject the node once.
-            Verdict::Fails(vec![reason(1, true), reason(1, true)]),
-            Verdict::Fails(vec![reason(2, false)]),
-        ]);
+        let plan = plan(&KINDS, false);
+        let m = PredicateMetrics::register(&mut Registry::default(), &plan, 0);
+        m.record_filter(
+            &plan,
+            &[
+                Verdict::Fits,
+                Verdict::Unknown,
+                Verdict::Fails(vec![reason(0, false)]),
+                // Two reasons of one predicate reject the node once.
+                Verdict::Fails(vec![reason(1, true), reason(1, true)]),
+                Verdict::Fails(vec![reason(2, false)]),
+            ],
+        );
         // Slot 0 ran on the 4 known nodes, slot 1 on the 3 that passed slot 0, slot 2 on 2.
         assert_eq!(counts(&m), vec![(4, 1), (3, 1), (2, 1)]);
     }
 
     #[test]
     fn always_check_all_runs_every_predicate_on_every_known_node() {
-        let m = PredicateMetrics::register(&mut Registry::default(), &plan(&KINDS, true), 0);
-        m.record_filter(&[Verdict::Fits, Verdict::Fails(vec![reason(0, false), reason(2, false)]), Verdict::Unknown]);
+        let plan = plan(&KINDS, true);
+        let m = PredicateMetrics::register(&mut Registry::default(), &plan, 0);
+        m.record_filter(
+            &plan,
+            &[Verdict::Fits, Verdict::Fails(vec![reason(0, false), reason(2, false)]), Verdict::Unknown],
+        );
         assert_eq!(counts(&m), vec![(2, 1), (2, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn a_request_counts_into_the_series_of_its_own_plan_across_a_reload() {
+        let (old, new) = (plan(&KINDS, false), plan(&[Kind::PodToleratesNodeTaints, Kind::CheckNodeCondition], false));
+        let m = PredicateMetrics::register(&mut Registry::default(), &old, 0);
+        m.use_plan(&new);
+        // A request that started under the old plan: slot 1 is PodFitsResources there.
+        m.record_filter(&old, &[Verdict::Fails(vec![reason(1, true)])]);
+        // One under the new plan: slot 1 is CheckNodeCondition.
+        m.record_filter(&new, &[Verdict::Fails(vec![reason(1, false)])]);
+        let plugin = |name: &str| {
+            let series = m.series(&old);
+            let slot = series.slots.iter().find(|s| s.plugin == name).unwrap();
+            (slot.evaluations.get(), slot.rejections.get())
+        };
+        assert_eq!(plugin("CheckNodeCondition"), (2, 1));
+        assert_eq!(plugin("PodFitsResources"), (1, 1));
+        assert_eq!(plugin("PodToleratesNodeTaints"), (1, 0));
+        assert_eq!(counts(&m), vec![(1, 0), (2, 1)], "the new plan's series are in force");
     }
 
     #[test]
@@ -320,14 +395,14 @@ mod tests {
         let mut registry = Registry::default();
         let always = PredicateMetrics::register(&mut registry, &plan, 100);
         assert_eq!(always.filter(&job, &evaluator).unwrap(), untimed, "timing changes no verdict");
-        always.record_filter(&untimed);
+        always.record_filter(&plan, &untimed);
         let counts = duration_counts(&registry);
         // Each predicate was timed once per node it ran on: the evaluation count (the demo's
         // nominated pod makes node-b2 a double pass, but web-2's 1 cpu fails its first pass).
         let timed: u64 = counts.iter().map(|(_, c)| c).sum();
-        let evaluated: u64 = always.slots.iter().map(|s| s.evaluations.get()).sum();
+        let evaluated: u64 = always.current.load().slots.iter().map(|s| s.evaluations.get()).sum();
         assert!(timed > 0 && timed == evaluated, "timed {timed}, evaluated {evaluated}: {counts:?}");
-        let rejected: u64 = always.slots.iter().map(|s| s.rejections.get()).sum();
+        let rejected: u64 = always.current.load().slots.iter().map(|s| s.rejections.get()).sum();
         let failed: u64 = counts.iter().filter(|(k, _)| !k.ends_with("/Success")).map(|(_, c)| c).sum();
         assert_eq!(failed, rejected, "{counts:?}");
         assert!(counts.iter().any(|(k, _)| k == "CheckNodeCondition/Success"), "{counts:?}");

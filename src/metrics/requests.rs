@@ -1,6 +1,6 @@
 //! Per-request series: the count and latency of every verb by status code (a middleware on the
-//! verbs router, so no handler times itself), the mirrored extension-point latency, and how many
-//! nodes each request evaluated.
+//! verbs router, so no handler times itself), the mirrored extension-point latency, how many
+//! nodes each request evaluated, and the evaluations the request deadline cancelled.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -62,7 +62,11 @@ pub struct RequestMetrics {
     durations: Histograms<HttpLabels>,
     extension_points: Histograms<ExtensionPointLabels>,
     nodes: Histograms<VerbLabels>,
+    timeouts: Family<VerbLabels, Counter>,
 }
+
+/// The verbs evaluated on the pool under the request deadline.
+const EVALUATED_VERBS: [&str; 3] = ["filter", "prioritize", "preempt"];
 
 /// The verb of a request path (the last segment; the routes may sit under a prefix).
 fn verb_of(path: &str) -> &'static str {
@@ -71,6 +75,7 @@ fn verb_of(path: &str) -> &'static str {
         Some("prioritize") => "prioritize",
         Some("bind") => "bind",
         Some("preempt") => "preempt",
+        Some("explain") => "explain",
         _ => "other",
     }
 }
@@ -93,7 +98,11 @@ impl RequestMetrics {
             durations: Family::new_with_constructor(request_buckets),
             extension_points: Family::new_with_constructor(extension_point_buckets),
             nodes: Family::new_with_constructor(node_buckets),
+            timeouts: Family::default(),
         };
+        for verb in EVALUATED_VERBS {
+            m.timeouts.get_or_create_owned(&VerbLabels { verb });
+        }
         registry.register("http_requests", "Requests answered, by verb and HTTP status code", m.requests.clone());
         registry.register_with_unit(
             "http_request_duration",
@@ -112,7 +121,17 @@ impl RequestMetrics {
             "Candidate nodes per /filter, /prioritize and /preempt request that reached the evaluator",
             m.nodes.clone(),
         );
+        registry.register(
+            "request_timeouts",
+            "Requests whose node evaluation the request deadline (--request-timeout) cancelled, by verb",
+            m.timeouts.clone(),
+        );
         m
+    }
+
+    /// A request of `verb` ran out of time on the evaluator.
+    pub fn timed_out(&self, verb: &str) {
+        self.timeouts.get_or_create(&VerbLabels { verb: verb_of(verb) }).inc();
     }
 
     /// One request of `verb` answered with `code` after `seconds`.
@@ -153,6 +172,7 @@ mod tests {
         assert_eq!(verb_of("/scheduler/v1/prioritize"), "prioritize");
         assert_eq!(verb_of("/bind"), "bind");
         assert_eq!(verb_of("/preempt"), "preempt");
+        assert_eq!(verb_of("/scheduler/explain"), "explain");
         assert_eq!(verb_of("/filter/x"), "other");
         assert_eq!(extension_point("prioritize"), Some("Score"));
         assert_eq!(extension_point("other"), None);

@@ -32,7 +32,7 @@ fn default_priorities(hard_weight: i64) -> Vec<WeightedPriority> {
 }
 
 /// Why a Policy is invalid; the message names the file and the entry.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {message}")]
 pub struct PolicyError {
     pub file: String,
@@ -156,15 +156,29 @@ pub fn parse_policy(file: &str, text: &str) -> Result<Plan, PolicyError> {
         let mut de = serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(&mut de).map_err(|e| err(path_message(e.path(), e.inner())))?
     } else {
-        let de = serde_yaml::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| err(path_message(e.path(), e.inner())))?
+        // The path of the field that failed, beside serde-saphyr's error (which says the line).
+        let mut path = None;
+        serde_saphyr::with_deserializer_from_str_with_options(text, crate::yaml::options(), |de| {
+            serde_path_to_error::deserialize(de).map_err(|e| {
+                path = Some(e.path().clone());
+                e.into_inner()
+            })
+        })
+        .map_err(|e| {
+            let message = crate::yaml::message(&e);
+            err(match &path {
+                Some(path) => path_message(path, &message),
+                None => message,
+            })
+        })?
     };
     plan_from(policy).map_err(err)
 }
 
 fn path_message(path: &serde_path_to_error::Path, inner: &dyn std::fmt::Display) -> String {
     let path = path.to_string();
-    if path == "." {
+    // "." is the document itself; "?" a place serde_path_to_error could not name (a syntax error).
+    if path == "." || path == "?" {
         inner.to_string()
     } else {
         format!("{path}: {inner}")
@@ -492,6 +506,23 @@ mod tests {
         );
         assert_eq!(got, ["HostName"]);
         assert!(plan("kind: Policy\napiVersion: v1\nalwaysCheckAllPredicates: true\n").unwrap().always_check_all);
+    }
+
+    #[test]
+    fn yaml_errors_name_the_field_and_the_line() {
+        let head = "kind: Policy\napiVersion: v1\n";
+        let cases = [
+            ("predicates:\n- name: HostName\n  order: 1.5\n", "p.yaml: predicates[0].order: invalid i64 at line 5, column 10"),
+            ("predicates:\n- name: HostName\n  weight: 1\n", "p.yaml: predicates[0].weight: unknown field `weight`, expected one of name, order, argument at line 5, column 3"),
+            ("priorities:\n- name: EqualPriority\n", "p.yaml: priorities[0]: missing field `weight` at line 4, column 3"),
+            ("predicates: [\n", "p.yaml: predicates: unclosed bracket '[' at line 3, column 13"),
+            ("---\nkind: Policy\n", "p.yaml: holds more than one YAML document (a second one starts at line 4 after `---`)"),
+            ("predicates:\n- name: HostName\n  order: 0\n", "p.yaml: predicates[0] (\"HostName\").order: must be a positive integer, found 0"),
+        ];
+        for (tail, want) in cases {
+            let got = parse_policy("p.yaml", &format!("{head}{tail}")).unwrap_err().to_string();
+            assert_eq!(got, want, "for {tail:?}");
+        }
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Reading a request body with a size limit, so an oversized body gets a clear 413 instead of
-//! exhausting memory or a dropped connection.
+//! Reading a request body with a size limit and a deadline, so an oversized body gets a clear 413
+//! instead of exhausting memory or a dropped connection, and one that trickles in gets a 408
+//! instead of holding its connection for ever.
 
 use std::time::Duration;
 
@@ -13,6 +14,9 @@ use http_body_util::BodyExt;
 /// reading the 413. Bodies declared larger than this are refused without reading (a client
 /// streaming gigabytes should not hold a worker); so is whatever is still coming after `DRAIN_TIME`.
 const DRAIN_BYTES: usize = 8 << 20;
+
+/// The most of a declared `Content-Length` reserved before the bytes arrive.
+const INITIAL_RESERVE: usize = 1 << 20;
 const DRAIN_TIME: Duration = Duration::from_secs(2);
 
 /// Why a body could not be read: the status to answer and the message for `Error`.
@@ -23,8 +27,15 @@ pub struct BodyError {
 }
 
 /// Reads the whole body, refusing more than `limit` bytes (checked against `Content-Length` first,
-/// then while reading, for chunked bodies).
-pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<Vec<u8>, BodyError> {
+/// then while reading, for chunked bodies), and a body still arriving `deadline` after the handler
+/// started (its head was in) with 408: a client must not hold a connection and a buffer by
+/// trickling its body.
+pub async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    deadline: Duration,
+) -> Result<Vec<u8>, BodyError> {
     let too_large = |n: String| BodyError {
         status: StatusCode::PAYLOAD_TOO_LARGE,
         message: format!("request body of {n} bytes is over the limit of {limit} bytes (--max-body-bytes)"),
@@ -40,7 +51,38 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
             return Err(too_large(n.to_string()));
         }
     }
-    let mut buf = Vec::with_capacity(declared.unwrap_or(0));
+    // Reserve what the client declares only up to a modest size: a client that declares a large
+    // body and then trickles it must not make the server hold the whole reservation meanwhile.
+    let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(INITIAL_RESERVE));
+    match tokio::time::timeout(deadline, read_until_over(&mut body, &mut buf, limit)).await {
+        Ok(Ok(Read::Whole)) => Ok(buf),
+        Ok(Ok(Read::Over(got))) => {
+            drain(&mut body, DRAIN_BYTES.saturating_sub(got)).await;
+            Err(too_large(format!("more than {limit}")))
+        }
+        Ok(Err(e)) => Err(e),
+        Err(_elapsed) => Err(BodyError {
+            status: StatusCode::REQUEST_TIMEOUT,
+            message: format!(
+                "the request body was still arriving when the body timeout of {} (--body-timeout) passed, \
+                 {} bytes in",
+                humantime::format_duration(deadline),
+                buf.len()
+            ),
+        }),
+    }
+}
+
+/// How [`read_until_over`] ended.
+enum Read {
+    /// The whole body is in the buffer.
+    Whole,
+    /// The body went over the limit after this many bytes (the last frame not kept).
+    Over(usize),
+}
+
+/// Appends the body's frames to `buf` until it ends or would go over `limit`.
+async fn read_until_over(body: &mut Body, buf: &mut Vec<u8>, limit: usize) -> Result<Read, BodyError> {
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| BodyError {
             status: StatusCode::BAD_REQUEST,
@@ -48,13 +90,12 @@ pub async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> Result<
         })?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
-                drain(&mut body, DRAIN_BYTES.saturating_sub(buf.len() + data.len())).await;
-                return Err(too_large(format!("more than {limit}")));
+                return Ok(Read::Over(buf.len() + data.len()));
             }
             buf.extend_from_slice(&data);
         }
     }
-    Ok(buf)
+    Ok(Read::Whole)
 }
 
 /// Reads and discards the rest of `body`: up to `budget` bytes, for at most `DRAIN_TIME`. Errors

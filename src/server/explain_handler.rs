@@ -191,7 +191,7 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
         }
         None => snapshot,
     };
-    let report = match build(&work.state.plan, pod, &snapshot, &work.view.nodes, ev, &work.cancel) {
+    let report = match build(&work.state.plan.load_full(), pod, &snapshot, &work.view.nodes, ev, &work.cancel) {
         Ok(r) => r,
         Err(ExplainError::Cancelled(c)) => return Err(c),
         Err(ExplainError::UnknownNode(node)) => return bad(format!("node={node}: the cluster has no such node")),
@@ -225,7 +225,7 @@ pub async fn explain(
         Ok(v) => v,
         Err(message) => return Answer::error(format, StatusCode::BAD_REQUEST, &message).into_response(),
     };
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused("explain", e);

@@ -1,9 +1,10 @@
 //! The verbs `/filter`, `/prioritize` and `/bind`, and what every verb shares (running on the
 //! evaluator's pool within the request deadline).
 //!
-//! Status codes: a body that is not a valid request gets 400 (413 when too large) with the verb's
-//! result object and its `Error` filled. A valid request that cannot be carried out gets 200 with
-//! `Error` filled, because kube-scheduler reads the body of 200 answers only.
+//! Status codes: a body that is not a valid request gets 400 (413 when too large, 408 when it is
+//! still arriving after `--body-timeout`) with the verb's result object and its `Error` filled. A
+//! valid request that cannot be carried out gets 200 with `Error` filled, because kube-scheduler
+//! reads the body of 200 answers only.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -88,7 +89,7 @@ fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (Stat
         }
     };
     let job = RequestJob {
-        plan: Arc::clone(&state.plan),
+        plan: state.plan.load_full(),
         pod: args.pod,
         snapshot,
         candidates,
@@ -146,6 +147,7 @@ pub(crate) async fn run_on_pool<R: Send + 'static>(
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
         Err(_elapsed) => {
             cancel.cancel();
+            state.metrics.requests.timed_out(verb);
             let deadline = humantime::format_duration(state.request_timeout);
             Err(match subject.get() {
                 Some((pod, nodes)) => {
@@ -203,7 +205,7 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Canc
         Err((status, message)) => return Ok(error(status, &message)),
     };
     let verdicts = state.metrics.predicates.filter(&job, ev)?;
-    state.metrics.predicates.record_filter(&verdicts);
+    state.metrics.predicates.record_filter(&job.plan, &verdicts);
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
@@ -239,7 +241,7 @@ struct OnPool {
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
 async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: OnPool) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused(verb.verb, e);
@@ -271,7 +273,7 @@ pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body
 
 pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => {
             let e = body_refused("bind", e);

@@ -2,11 +2,14 @@
 
 pub mod admin;
 pub mod body;
+pub mod connections;
 pub mod explain_handler;
 pub mod filter_result;
 pub mod handlers;
 pub mod listener;
+pub mod policy_reload;
 pub mod preempt_handler;
+pub mod reload;
 pub mod tls;
 
 use std::net::SocketAddr;
@@ -27,8 +30,10 @@ use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::Evaluator;
 use crate::metrics::Metrics;
-use crate::policy::{load_policy, Plan};
+use crate::policy::Plan;
 pub use admin::Readiness;
+pub use connections::ConnectionLimits;
+use policy_reload::{log_plan, read_policy, PlanCell, ReloadingPolicy};
 pub use tls::{TlsError, TlsFiles};
 
 /// Where the cluster model comes from.
@@ -49,7 +54,7 @@ pub enum ClusterSource {
 pub enum PolicySource {
     /// No Policy file: the default predicates.
     Default,
-    /// A Policy file (`--policy`).
+    /// A Policy file (`--policy`), read again when it changes.
     File(PathBuf),
     /// A plan built in memory (tests, tools).
     Plan(Plan),
@@ -77,6 +82,11 @@ pub struct ServeConfig {
     pub tls: Option<TlsFiles>,
     /// On shutdown, how long in-flight requests may take before their connections are closed.
     pub shutdown_grace: Duration,
+    /// Both listeners: header, body and idle timeouts, and the cap on open connections.
+    pub connections: ConnectionLimits,
+    /// How often the TLS files and the Policy file are read again to notice a change (SIGHUP: at
+    /// once).
+    pub reload_interval: Duration,
 }
 
 impl ServeConfig {
@@ -96,6 +106,8 @@ impl ServeConfig {
             watch: WatchSettings::default(),
             tls: None,
             shutdown_grace: Duration::from_secs(10),
+            connections: ConnectionLimits::default(),
+            reload_interval: reload::RELOAD_INTERVAL,
         }
     }
 }
@@ -103,10 +115,13 @@ impl ServeConfig {
 /// Shared by every request.
 pub struct AppState {
     pub store: Arc<ClusterStore>,
-    pub plan: Arc<Plan>,
+    /// The plan in force: a request takes it once (`load_full`) and keeps it to the end.
+    pub plan: Arc<PlanCell>,
     pub evaluator: Arc<Evaluator>,
     pub binder: Arc<dyn Binder>,
     pub max_body_bytes: usize,
+    /// How long a request body may take to arrive once its head is in.
+    pub body_timeout: Duration,
     pub request_timeout: Duration,
     /// The live source's watches; `None` for a snapshot or the demo cluster (always synced).
     pub watches: Option<Arc<WatchHealth>>,
@@ -171,7 +186,8 @@ pub struct RunningServer {
     shutdown_grace: Duration,
     /// The listeners' accept loops; each ends with the number of connections the grace cut off.
     tasks: Vec<JoinHandle<usize>>,
-    /// The live source's watches and the TLS reloader, stopped once the listeners have closed.
+    /// The live source's watches, the file reloaders and the SIGHUP listener, stopped once the
+    /// listeners have closed.
     background: Vec<JoinHandle<()>>,
 }
 
@@ -203,6 +219,8 @@ struct Model {
     store: Arc<ClusterStore>,
     binder: Arc<dyn Binder>,
     watches: Option<Arc<WatchHealth>>,
+    /// The live source's writer, which holds the assumed pods.
+    writer: Option<Arc<ModelWriter>>,
     background: Vec<JoinHandle<()>>,
 }
 
@@ -211,7 +229,7 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
         tracing::info!(nodes = snapshot.node_count(), pods = snapshot.pod_count(), "cluster model loaded");
         let store = Arc::new(ClusterStore::new(snapshot));
         let binder: Arc<dyn Binder> = Arc::new(ModelBinder::new(Arc::clone(&store)));
-        Model { store, binder, watches: None, background: Vec::new() }
+        Model { store, binder, watches: None, writer: None, background: Vec::new() }
     };
     Ok(match &config.cluster {
         ClusterSource::File(path) => fixed(load_file(path)?.into_snapshot()),
@@ -223,9 +241,9 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
             let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));
             let watches = Arc::new(WatchHealth::new(WATCHED_KINDS, config.max_cache_staleness));
             let background = crate::cluster::source::kube::start(&client, &writer, &watches, config.watch);
-            let binder = ApiServerBinder::new(client, writer, config.assume_ttl, config.request_timeout);
+            let binder = ApiServerBinder::new(client, Arc::clone(&writer), config.assume_ttl, config.request_timeout);
             tracing::info!(?connection, "watching the API server");
-            Model { store, binder: Arc::new(binder), watches: Some(watches), background }
+            Model { store, binder: Arc::new(binder), watches: Some(watches), writer: Some(writer), background }
         }
     })
 }
@@ -233,24 +251,21 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 /// Loads the cluster and the policy, binds both listeners and starts serving.
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
-    let plan = match &config.policy {
-        PolicySource::Default => Plan::default_plan(),
-        PolicySource::File(path) => load_policy(path)?,
-        PolicySource::Plan(plan) => plan.clone(),
+    // An invalid Policy file at startup is an error; later, a change that does not load is not.
+    let (policy_file, plan) = match &config.policy {
+        PolicySource::Default => (None, Plan::default_plan()),
+        PolicySource::File(path) => {
+            let (bytes, plan) = read_policy(path)?;
+            (Some((path.clone(), bytes)), plan)
+        }
+        PolicySource::Plan(plan) => (None, plan.clone()),
     };
-    tracing::info!(
-        predicates = ?plan.predicate_names(),
-        always_check_all = plan.always_check_all,
-        priorities = ?plan.priority_names(),
-        "plan"
-    );
+    log_plan(&plan, "plan");
     let evaluator =
         Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
-    let listen = |flag, addr| async move {
-        TcpListener::bind(addr).await.map_err(|source| StartError::Listen { flag, addr, source })
-    };
-    let verbs = listen("--listen", config.listen).await?;
-    let admin = listen("--admin-listen", config.admin_listen).await?;
+    let listen = |flag, addr| listener::bind(addr).map_err(|source| StartError::Listen { flag, addr, source });
+    let verbs = listen("--listen", config.listen)?;
+    let admin = listen("--admin-listen", config.admin_listen)?;
     let verbs_addr =
         verbs.local_addr().map_err(|source| StartError::Listen { flag: "--listen", addr: config.listen, source })?;
     let admin_addr = admin.local_addr().map_err(|source| StartError::Listen {
@@ -260,15 +275,32 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     })?;
 
     // The model last: the live source starts its watches here.
-    let Model { store, binder, watches, mut background } = open_model(&config).await?;
+    let Model { store, binder, watches, writer, mut background } = open_model(&config).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
-    let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), watches.clone()));
+    let metrics = Metrics::new(&plan, Arc::clone(&store), watches.clone());
+    let metrics = Arc::new(match writer {
+        Some(writer) => metrics.with_assumed_pods(writer),
+        None => metrics,
+    });
+    let plan = Arc::new(PlanCell::from_pointee(plan));
+    let wake = reload::on_sighup().map(|(wake, task)| {
+        background.push(task);
+        wake
+    });
+    if let Some((path, bytes)) = policy_file {
+        let policy = ReloadingPolicy::new(path, bytes, Arc::clone(&plan), Arc::clone(&metrics));
+        background.push(reload::spawn(Arc::new(policy), config.reload_interval, wake.clone()));
+    }
+    if let Some(tls) = &tls {
+        background.push(reload::spawn(Arc::clone(tls), config.reload_interval, wake.clone()));
+    }
     let state = Arc::new(AppState {
         store: Arc::clone(&store),
-        plan: Arc::new(plan),
+        plan,
         evaluator: Arc::new(evaluator),
         binder,
         max_body_bytes: config.max_body_bytes,
+        body_timeout: config.connections.body_timeout,
         request_timeout: config.request_timeout,
         watches,
         metrics: Arc::clone(&metrics),
@@ -276,17 +308,15 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
 
     let (shutdown, _) = watch::channel(false);
     let grace = config.shutdown_grace;
-    let serve = |listener: TcpListener, router: Router, tls: Option<Arc<tls::ReloadingTls>>| {
-        tokio::spawn(listener::serve(listener, router, tls, shutdown.subscribe(), grace))
+    let serve = |listener: TcpListener, router: Router, name, tls: Option<Arc<tls::ReloadingTls>>| {
+        let settings = listener::ListenerSettings { name, tls, limits: config.connections, grace };
+        tokio::spawn(listener::serve(listener, router, settings, shutdown.subscribe()))
     };
     let https = tls.is_some();
-    if let Some(tls) = &tls {
-        background.push(tls.spawn_reloader(tls::RELOAD_INTERVAL));
-    }
     let tasks = vec![
-        serve(verbs, verbs_router(state, &config.url_prefix), tls),
+        serve(verbs, verbs_router(state, &config.url_prefix), "verbs", tls),
         // The admin listener stays plain HTTP: kubelet probes it at the pod IP.
-        serve(admin, admin::router(Arc::clone(&readiness), metrics), None),
+        serve(admin, admin::router(Arc::clone(&readiness), metrics), "admin", None),
     ];
     readiness.set_ready();
     tracing::info!(verbs = %verbs_addr, https, admin = %admin_addr, prefix = %config.url_prefix, "listening");

@@ -1,9 +1,9 @@
 //! `/preempt`: `ExtenderPreemptionArgs` in, `ExtenderPreemptionResult` out (always in
 //! `NodeNameToMetaVictims`, which kube-scheduler accepts whether or not it is `nodeCacheCapable`).
 //!
-//! Status codes as the other verbs: 400 (413 when too large) for a body that is not a valid
-//! request, 503 when the evaluation does not finish within the request timeout; both with the
-//! result object and `Error` filled.
+//! Status codes as the other verbs: 400 (413 when too large, 408 when too slow) for a body that is
+//! not a valid request, 503 when the evaluation does not finish within the request timeout; both
+//! with the result object and `Error` filled.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -39,7 +39,7 @@ fn result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
 
 pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
-    let bytes = match read_body(&headers, body, state.max_body_bytes).await {
+    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
         Err(e) => return error(e.status, &format!("ExtenderPreemptionArgs: {}", body_refused("preempt", e).message)),
     };
@@ -77,7 +77,7 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         );
     }
     let job = Arc::new(PreemptJob {
-        plan: Arc::clone(&state.plan),
+        plan: state.plan.load_full(),
         pod: args.pod,
         snapshot,
         candidates: resolved.candidates,

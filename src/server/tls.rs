@@ -1,20 +1,11 @@
 //! TLS for the verbs listener: the serving certificate, its key and an optional client CA, read
 //! from files (`--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`) and reloaded when
-//! their contents change.
-//!
-//! Reloading polls: every [`RELOAD_INTERVAL`] the three files are read again and compared with
-//! what was last read. Kubernetes updates a Secret volume by swapping a `..data` symlink, which
-//! inotify on the file paths misses, and mtimes say little across that swap; reading a few KiB
-//! every couple of seconds sees every change whatever the volume does, costs nothing next to
-//! serving, and keeps the handshake path free of file-system calls. A new pair that does not load
+//! their contents change (polled, see [`crate::server::reload`]). A new pair that does not load
 //! (unparsable, or a key that does not match the certificate) is logged and the previous
-//! configuration keeps serving. A poll that falls between two writes (or across a symlink swap
-//! between reading the certificate and the key) sees a mismatched pair once, logs it, and loads the
-//! pair at the next poll, whose contents differ again.
+//! configuration keeps serving.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use rustls::crypto::CryptoProvider;
@@ -22,15 +13,13 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::{RootCertStore, ServerConfig};
-use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
+
+use crate::server::reload::{LastSeen, Reloadable};
 
 pub const CERT_FLAG: &str = "--tls-cert-file";
 pub const KEY_FLAG: &str = "--tls-private-key-file";
 pub const CLIENT_CA_FLAG: &str = "--client-ca-file";
-
-/// How often the files are read again to notice a rotation.
-pub const RELOAD_INTERVAL: Duration = Duration::from_secs(2);
 
 /// The files of the verbs listener's TLS.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +45,7 @@ pub enum TlsError {
 
 /// The files' bytes, to notice a change.
 #[derive(Debug, PartialEq, Eq)]
-struct Contents {
+pub struct Contents {
     cert: Vec<u8>,
     key: Vec<u8>,
     client_ca: Option<Vec<u8>>,
@@ -138,25 +127,11 @@ fn client_verifier(
         .map_err(|e| invalid(e.to_string()))
 }
 
-/// What the last look at the files found: their contents, or why they could not be read.
-type Seen = Result<Contents, TlsError>;
-
 /// The verbs listener's TLS configuration, swapped when the files change.
 pub struct ReloadingTls {
     files: TlsFiles,
     current: ArcSwap<ServerConfig>,
-    seen: Mutex<Seen>,
-}
-
-/// What [`ReloadingTls::check`] did.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Reload {
-    /// The files are as last seen.
-    Unchanged,
-    /// New contents loaded and serving.
-    Reloaded,
-    /// New contents that do not load; the previous configuration keeps serving.
-    Failed(TlsError),
+    seen: LastSeen<Contents, TlsError>,
 }
 
 impl ReloadingTls {
@@ -164,66 +139,38 @@ impl ReloadingTls {
     pub fn load(files: TlsFiles) -> Result<Self, TlsError> {
         let contents = files.read()?;
         let config = files.build(&contents)?;
-        Ok(ReloadingTls { files, current: ArcSwap::from_pointee(config), seen: Mutex::new(Ok(contents)) })
+        Ok(ReloadingTls { files, current: ArcSwap::from_pointee(config), seen: LastSeen::new(contents) })
     }
 
     /// An acceptor with the configuration now in force.
     pub fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(self.current.load_full())
     }
+}
 
-    /// Reads the files again and swaps in a new configuration when their contents changed.
-    pub fn check(&self) -> Reload {
-        let now = self.files.read();
-        let mut seen = match self.seen.lock() {
-            Ok(seen) => seen,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if *seen == now {
-            return Reload::Unchanged;
-        }
-        let outcome = match &now {
-            Err(e) => Reload::Failed(e.clone()),
-            Ok(contents) => match self.files.build(contents) {
-                Ok(config) => {
-                    self.current.store(Arc::new(config));
-                    Reload::Reloaded
-                }
-                Err(e) => Reload::Failed(e),
-            },
-        };
-        // Remembered even when broken, so a bad rotation is logged once rather than every poll.
-        *seen = now;
-        outcome
+impl Reloadable for ReloadingTls {
+    type Contents = Contents;
+    type Error = TlsError;
+    const WHAT: &'static str = "the TLS certificate";
+
+    fn read(&self) -> Result<Contents, TlsError> {
+        self.files.read()
     }
 
-    /// Checks the files every `every` until aborted, logging each change.
-    pub fn spawn_reloader(self: &Arc<Self>, every: Duration) -> JoinHandle<()> {
-        let tls = Arc::clone(self);
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(every);
-            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            ticks.tick().await;
-            loop {
-                ticks.tick().await;
-                // Small local files: reading them inline is cheaper than a blocking-pool hop.
-                match tls.check() {
-                    Reload::Unchanged => {}
-                    Reload::Reloaded => {
-                        tracing::info!(cert = %tls.files.cert.display(), "reloaded the TLS certificate")
-                    }
-                    Reload::Failed(e) => {
-                        tracing::error!(error = %e, "cannot reload the TLS certificate; still serving the previous one")
-                    }
-                }
-            }
-        })
+    fn apply(&self, contents: &Contents) -> Result<(), TlsError> {
+        self.current.store(Arc::new(self.files.build(contents)?));
+        Ok(())
+    }
+
+    fn last_seen(&self) -> &LastSeen<Contents, TlsError> {
+        &self.seen
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::server::reload::Reload;
 
     fn pair(name: &str) -> (String, String) {
         let c = rcgen::generate_simple_self_signed(vec![name.to_string()]).unwrap();

@@ -100,6 +100,11 @@ impl Server {
         }
     }
 
+    /// The process id (for /proc/<pid>/...).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn sigterm(&self) {
         let kill = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
         assert!(kill.success());

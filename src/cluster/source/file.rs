@@ -7,6 +7,7 @@ use std::path::Path;
 use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use serde_saphyr::Spanned;
 
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::cluster::snapshot::Snapshot;
@@ -115,34 +116,62 @@ fn parse_json(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceErr
 }
 
 fn parse_yaml(file: &str, text: &str, out: &mut Objects) -> Result<(), SourceError> {
-    for (d, document) in serde_yaml::Deserializer::from_str(text).enumerate() {
-        let value = serde_yaml::Value::deserialize(document)
-            .map_err(|e| SourceError::Syntax { file: file.to_string(), message: format!("document {}: {e}", d + 1) })?;
-        if value.is_null() {
-            continue; // an empty document, e.g. a trailing `---`
-        }
-        let header: Header =
-            serde_yaml::from_value(value.clone()).map_err(|e| object_error(file, &format!("document {}", d + 1), e))?;
-        if header.items.is_some() {
-            let default_kind = item_kind_of_list(header.kind.as_deref());
-            let items = match value.get("items") {
-                Some(serde_yaml::Value::Sequence(items)) => items.clone(),
-                Some(serde_yaml::Value::Null) => Vec::new(),
-                _ => {
-                    return Err(object_error(file, &format!("document {}", d + 1), "items: expected a list of objects"))
-                }
-            };
-            for (i, item) in items.into_iter().enumerate() {
-                let location = format!("document {}, items[{i}]", d + 1);
-                let item_header: Header =
-                    serde_yaml::from_value(item.clone()).map_err(|e| object_error(file, &location, e))?;
-                add_object(file, &location, item_header, default_kind, item, out)?;
-            }
-        } else {
-            add_object(file, &format!("document {}", d + 1), header, None, value, out)?;
+    let documents: Vec<Spanned<YamlDocument>> = serde_saphyr::from_multiple_with_options(text, crate::yaml::options())
+        .map_err(|e| SourceError::Syntax { file: file.to_string(), message: crate::yaml::message(&e) })?;
+    for (d, document) in documents.into_iter().enumerate() {
+        let at = format!("document {} at line {}", d + 1, document.referenced.line());
+        let YamlDocument { object, items } = document.value;
+        let object = serde_json::Value::Object(object);
+        let header = Header::deserialize(&object).map_err(|e| object_error(file, &at, e))?;
+        let Some(items) = items else {
+            add_object(file, &at, header, None, object, out)?;
+            continue;
+        };
+        let default_kind = item_kind_of_list(header.kind.as_deref());
+        for (i, item) in items.into_iter().enumerate() {
+            let location = format!("document {}, items[{i}] at line {}", d + 1, item.referenced.line());
+            let item_header = Header::deserialize(&item.value).map_err(|e| object_error(file, &location, e))?;
+            add_object(file, &location, item_header, default_kind, item.value, out)?;
         }
     }
     Ok(())
+}
+
+/// One YAML document of a cluster file: an object, or a list whose items keep the line they start
+/// on (serde-saphyr's `Spanned`), so an error in any object says where to look.
+struct YamlDocument {
+    /// Every field but `items`.
+    object: serde_json::Map<String, serde_json::Value>,
+    /// A list's `items` (`items: null` is an empty list).
+    items: Option<Vec<Spanned<serde_json::Value>>>,
+}
+
+impl<'de> Deserialize<'de> for YamlDocument {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> serde::de::Visitor<'de> for Fields {
+            type Value = YamlDocument;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a Kubernetes object or list (a mapping)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<YamlDocument, A::Error> {
+                let mut document = YamlDocument { object: serde_json::Map::new(), items: None };
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "items" {
+                        let items: Option<Vec<Spanned<serde_json::Value>>> = map
+                            .next_value()
+                            .map_err(|e| serde::de::Error::custom(format_args!("items: {e} (a list of objects)")))?;
+                        document.items = Some(items.unwrap_or_default());
+                    } else {
+                        let value = map.next_value()?;
+                        document.object.insert(key, value);
+                    }
+                }
+                Ok(document)
+            }
+        }
+        de.deserialize_map(Fields)
+    }
 }
 
 /// `NodeList` holds `Node`s; a plain `List` names each item's kind.
@@ -337,7 +366,26 @@ items:
         let e = parse_objects("c.yaml", "kind: Pod\nmetadata:\n  name: p\nspec:\n  containers: 3\n")
             .unwrap_err()
             .to_string();
-        assert!(e.starts_with("c.yaml: document 1 (Pod p): spec.containers: invalid type"), "{e}");
+        assert_eq!(
+            e,
+            "c.yaml: document 1 at line 1 (Pod p): spec.containers: invalid type: integer `3`, expected a sequence"
+        );
+
+        // In a list, the item's own line; an empty document between two is no document.
+        let yaml =
+            "kind: Node\nmetadata: {name: n1}\n---\n---\nkind: List\nitems:\n- kind: Pod\n  metadata: {name: a}\n\
+                    - kind: Pod\n  metadata: {name: b, namespace: ns}\n  spec: {priority: high}\n";
+        let e = parse_objects("c.yaml", yaml).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "c.yaml: document 2, items[1] at line 9 (Pod ns/b): spec.priority: invalid type: string \"high\", expected i32"
+        );
+
+        let e = parse_objects("c.yaml", "kind: List\nitems: 3\n").unwrap_err().to_string();
+        assert_eq!(e, "c.yaml: items: expected sequence start at line 2, column 8 (a list of objects)");
+
+        let e = parse_objects("c.yaml", "kind: Node\nmetadata: {name: [n1}\n").unwrap_err().to_string();
+        assert!(e.starts_with("c.yaml: ") && e.contains("at line 2, column"), "{e}");
 
         let e = parse_objects("c.json", r#"{"items":[{"metadata":{"name":"x"}}]}"#).unwrap_err().to_string();
         assert_eq!(e, "c.json: items[0]: kind: missing (every object in a cluster file needs its kind)");
@@ -346,6 +394,6 @@ items:
         assert!(e.starts_with("c.json: EOF while parsing"), "{e}");
 
         let e = parse_objects("c.yaml", "kind: Node\nmetadata: {}\n").unwrap_err().to_string();
-        assert_eq!(e, "c.yaml: document 1 (Node ): metadata.name: missing");
+        assert_eq!(e, "c.yaml: document 1 at line 1 (Node ): metadata.name: missing");
     }
 }
