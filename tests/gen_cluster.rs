@@ -1,10 +1,11 @@
 //! `predicate-extender gen-cluster`: the same seed writes the same bytes, the snapshot loads with
-//! `serve`'s loader and has the asked shape, and a server on it answers the generated requests.
+//! `serve`'s loader and has the asked shape, a server on it answers the generated requests, and on
+//! 1,000 generated nodes its `/prioritize` answers rank the nodes as the classic weighted sum.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -126,16 +127,34 @@ async fn a_server_on_the_snapshot_answers_the_generated_requests() {
     server.stop().await;
 }
 
+/// The default priorities and their weights in kube-scheduler's classic default provider
+/// (1.12-1.17 `algorithmprovider/defaults`), written here rather than read from the extender.
+const CLASSIC_WEIGHTS: [(&str, i64); 8] = [
+    ("SelectorSpreadPriority", 1),
+    ("InterPodAffinityPriority", 1),
+    ("LeastRequestedPriority", 1),
+    ("BalancedResourceAllocation", 1),
+    ("NodePreferAvoidPodsPriority", 10000),
+    ("NodeAffinityPriority", 1),
+    ("TaintTolerationPriority", 1),
+    ("ImageLocalityPriority", 1),
+];
+
 /// Issue 14, item 9, as a new user meets it: `gen-cluster` writes a 1,000-node cluster and its
-/// NodeNames body, `serve` loads the cluster, and `/prioritize` answers at least 4 distinct
-/// scores; 0 exactly on the nodes whose preferAvoidPods annotation names the pod's ReplicaSet
-/// (read here from the files).
+/// NodeNames body (README's flags), `serve` loads the cluster, `/filter` keeps the nodes that fit
+/// and `/prioritize` scores those, as kube-scheduler sends them. The answers rank the nodes as
+/// the classic weighted sum does (computed here from each priority's score, which `POST /explain`
+/// reports, and the classic weights): a pair the sum orders is never ordered the other way, and a
+/// pair one point of the mean apart (the weights of the priorities other than
+/// NodePreferAvoidPodsPriority) is apart in the answers unless a node is avoided. The answers use
+/// at least 4 distinct values, and 0 is exactly the nodes whose preferAvoidPods annotation names
+/// the pod's ReplicaSet (read here from the file).
 #[tokio::test]
-async fn prioritize_on_a_generated_1000_node_cluster_answers_at_least_4_distinct_scores() {
+async fn prioritize_on_a_generated_1000_node_cluster_ranks_as_the_classic_weighted_sum() {
     let dir = tempfile::tempdir().unwrap();
     let write = |file: &str, extra: &[&str]| {
         let path = dir.path().join(file);
-        let mut args = vec!["--nodes", "1000", "--pods-per-node", "5"];
+        let mut args = vec!["--nodes", "1000", "--pods-per-node", "5", "--nominated", "10"];
         args.extend_from_slice(extra);
         args.extend_from_slice(&["--out", path.to_str().expect("utf-8 temp path")]);
         let (code, stderr) = gen(&args);
@@ -144,8 +163,9 @@ async fn prioritize_on_a_generated_1000_node_cluster_answers_at_least_4_distinct
     };
     let cluster = write("cluster.json", &[]);
     let names = read(&write("names.json", &["--extender-args", "node-names"]));
+    let pod = read(&write("pod.json", &["--pending-pod"]));
 
-    let body: serde_json::Value = serde_json::from_slice(&names).unwrap();
+    let mut body: serde_json::Value = serde_json::from_slice(&names).unwrap();
     let owner = body["Pod"]["metadata"]["ownerReferences"][0]["uid"].as_str().unwrap().to_string();
     let objects = load_file(&cluster).unwrap_or_else(|e| panic!("{e}"));
     let avoiding: BTreeSet<String> = objects
@@ -157,18 +177,81 @@ async fn prioritize_on_a_generated_1000_node_cluster_answers_at_least_4_distinct
     assert!((1..=50).contains(&avoiding.len()), "a few nodes avoid the pod: {}", avoiding.len());
 
     let server = TestServer::start(config(ClusterSource::File(cluster))).await;
-    let (status, answer) = server.post("/prioritize", names).await;
+    let (status, filtered) = server.post("/filter", names).await;
+    assert_eq!(status, 200, "{filtered}");
+    let fits = feasible(&filtered);
+    assert!((800..1000).contains(&fits.len()), "{} of 1000 nodes fit", fits.len());
+    body["NodeNames"] = serde_json::json!(fits);
+    let (status, answer) = server.post("/prioritize", body.to_string()).await;
     assert_eq!(status, 200, "{answer}");
-    let answer = answer.as_array().expect("a HostPriorityList");
-    assert_eq!(answer.len(), 1000);
-    let mut scores = BTreeSet::new();
-    for entry in answer {
-        let (host, score) = (entry["Host"].as_str().unwrap(), entry["Score"].as_i64().unwrap());
-        assert_eq!(score == 0, avoiding.contains(host), "{host}: {score}");
-        scores.insert(score);
-    }
-    assert!(scores.len() >= 4, "distinct scores {scores:?}");
+    let answers: BTreeMap<String, i64> = answer
+        .as_array()
+        .expect("a HostPriorityList")
+        .iter()
+        .map(|e| (e["Host"].as_str().unwrap().to_string(), e["Score"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(answers.keys().cloned().collect::<BTreeSet<_>>(), fits.iter().cloned().collect());
+
+    // Each priority's score of each feasible node, from /explain (of the pod as `--pending-pod`
+    // writes it, which README's explain example uses).
+    let explained = server
+        .client
+        .post(format!("{}/explain", server.base))
+        .header("Accept", "application/json")
+        .body(pod)
+        .send()
+        .await
+        .unwrap();
+    let status = explained.status().as_u16();
+    let explained: serde_json::Value = explained.json().await.unwrap();
+    assert_eq!(status, 200, "{explained}");
     server.stop().await;
+    let weights: BTreeMap<&str, i64> = CLASSIC_WEIGHTS.into_iter().collect();
+    let scored = explained["scores"]["nodes"].as_array().unwrap();
+    assert_eq!(scored.len(), fits.len());
+    let mut nodes = Vec::new(); // (node, classic weighted sum, avoided, answer)
+    for node in scored {
+        let name = node["node"].as_str().unwrap();
+        let mut sum = 0;
+        let mut seen = BTreeSet::new();
+        let mut avoided = false;
+        for p in node["priorities"].as_array().unwrap() {
+            let (priority, score) = (p["name"].as_str().unwrap(), p["score"].as_i64().unwrap());
+            assert!((0..=10).contains(&score), "{name} {priority}: {score}");
+            sum += weights.get(priority).unwrap_or_else(|| panic!("{priority} is not a default priority")) * score;
+            seen.insert(priority);
+            avoided |= priority == "NodePreferAvoidPodsPriority" && score == 0;
+        }
+        assert_eq!(seen.len(), weights.len(), "{name}: every default priority scored");
+        assert_eq!(avoided, avoiding.contains(name), "{name}: NodePreferAvoidPodsPriority");
+        nodes.push((name, sum, avoided, answers[name]));
+    }
+    assert!(nodes.iter().any(|n| n.2), "an avoided node fits");
+
+    // One point of the answer's scale in the classic sum: the weights other than the avoid veto's.
+    let point: i64 = CLASSIC_WEIGHTS.iter().filter(|(n, _)| *n != "NodePreferAvoidPodsPriority").map(|(_, w)| w).sum();
+    let mut apart = 0;
+    for (a, a_sum, a_avoided, a_answer) in &nodes {
+        assert_eq!(*a_answer == 0, *a_avoided, "{a}: answer {a_answer}");
+        for (b, b_sum, b_avoided, b_answer) in &nodes {
+            if a_sum > b_sum {
+                assert!(
+                    a_answer >= b_answer,
+                    "{a} (sum {a_sum}, answer {a_answer}) vs {b} (sum {b_sum}, answer {b_answer})"
+                );
+            }
+            if a_sum - b_sum >= point && !a_avoided && !b_avoided {
+                assert!(
+                    a_answer > b_answer,
+                    "{a} (sum {a_sum}, answer {a_answer}) vs {b} (sum {b_sum}, answer {b_answer})"
+                );
+                apart += 1;
+            }
+        }
+    }
+    assert!(apart > 10_000, "only {apart} pairs a point apart");
+    let distinct: BTreeSet<i64> = answers.values().copied().collect();
+    assert!(distinct.len() >= 4, "distinct scores {distinct:?}");
 }
 
 #[test]

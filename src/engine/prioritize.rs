@@ -194,7 +194,7 @@ mod scale_tests {
     /// and the pod are `gen-cluster`'s, untouched (`generate::snapshot` builds the model objects
     /// `gen-cluster --nodes 1000` writes, Services and ReplicaSets included, and the pending pod
     /// is the one `--pending-pod` writes). The classic sum is computed here from each priority's
-    /// score and weight, not by `combine`.
+    /// score and the classic weights, not by `combine`.
     #[test]
     fn default_priorities_on_1000_generated_nodes_rank_as_the_classic_weighted_sum() {
         use crate::cluster::objects::{Object, Pod};
@@ -210,20 +210,37 @@ mod scale_tests {
         let ev = Evaluator::new(2).unwrap();
         let answers = prioritize(&ev, &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
 
-        // The classic weighted sum, from each priority's scores.
+        // The classic weighted sum, from each priority's scores and the weights of kube-scheduler's
+        // classic default provider (1.12-1.17 `algorithmprovider/defaults`), written here.
+        let classic_weight = |name: &str| match name {
+            "NodePreferAvoidPodsPriority" => 10000,
+            "SelectorSpreadPriority"
+            | "InterPodAffinityPriority"
+            | "LeastRequestedPriority"
+            | "BalancedResourceAllocation"
+            | "NodeAffinityPriority"
+            | "TaintTolerationPriority"
+            | "ImageLocalityPriority" => 1,
+            other => panic!("{other} is not a default priority"),
+        };
+        assert_eq!(plan.priorities.len(), 8, "the classic default priorities");
         let per_priority = breakdown(&ev, &plan, &pod, &view, &candidates, &CancelFlag::new()).unwrap();
         let classic: Vec<i64> = (0..candidates.len())
-            .map(|c| plan.priorities.iter().zip(&per_priority).map(|(p, s)| p.weight * s[c].unwrap()).sum())
+            .map(|c| {
+                plan.priorities
+                    .iter()
+                    .zip(&per_priority)
+                    .map(|(p, s)| classic_weight(p.priority.name()) * s[c].unwrap())
+                    .sum()
+            })
             .collect();
         let avoid_slot =
             plan.priorities.iter().position(|p| p.priority.name() == "NodePreferAvoidPodsPriority").unwrap();
         let avoided: Vec<bool> = per_priority[avoid_slot].iter().map(|s| *s == Some(0)).collect();
         let avoided_count = avoided.iter().filter(|a| **a).count();
         assert!((1..=50).contains(&avoided_count), "about 2% of the nodes avoid the pod: {avoided_count}");
-        // One point of the answer's scale in the classic sum: the other priorities' weights.
-        let point: i64 = plan.priorities.iter().map(|p| p.weight).sum::<i64>() - plan.priorities[avoid_slot].weight;
-        assert_eq!(point, 7);
-
+        // One point of the answer's scale in the classic sum: the weights other than the avoid veto's.
+        let point = 7;
         let mut apart = 0;
         for i in 0..answers.len() {
             for j in 0..answers.len() {
