@@ -266,7 +266,9 @@ impl LabelSelector {
     /// A selector that matches exactly these labels (a Service's `spec.selector`, a ReplicationController's),
     /// as `labels.SelectorFromSet` builds it: not `LabelSelectorAsSelector`, so no syntax check
     /// (the API server validates these maps when it admits the object).
-    pub fn from_map<'a, K: AsRef<str> + 'a, V: AsRef<str> + 'a>(labels: impl IntoIterator<Item = (&'a K, &'a V)>) -> Self {
+    pub fn from_map<'a, K: AsRef<str> + 'a, V: AsRef<str> + 'a>(
+        labels: impl IntoIterator<Item = (&'a K, &'a V)>,
+    ) -> Self {
         let requirements = labels
             .into_iter()
             .map(|(k, v)| SelectorRequirement::In(k.as_ref().to_string(), vec![v.as_ref().to_string()]))

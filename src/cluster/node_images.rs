@@ -155,11 +155,7 @@ mod tests {
 
     /// What a walk of the list finds: the reference the table must agree with.
     fn walk(node: &Node, name: &str) -> Option<i64> {
-        node.status
-            .images
-            .iter()
-            .find(|i| i.names.iter().any(|n| n == name))
-            .map(|i| i.size_bytes.unwrap_or(0))
+        node.status.images.iter().find(|i| i.names.iter().any(|n| n == name)).map(|i| i.size_bytes.unwrap_or(0))
     }
 
     #[test]

@@ -13,9 +13,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde::de::{Deserialize, Deserializer};
 use serde::Serialize;
 
+/// The distinct lists by their JSON text, and the size at which the next sweep runs.
+type Lists<T> = (HashMap<String, Arc<[T]>, foldhash::fast::RandomState>, usize);
+
 /// The lists of one item type, by their JSON text.
 pub struct Table<T> {
-    lists: Mutex<(HashMap<String, Arc<[T]>, foldhash::fast::RandomState>, usize)>,
+    lists: Mutex<Lists<T>>,
 }
 
 impl<T> Table<T> {

@@ -434,7 +434,7 @@ mod tests {
         assert_eq!(pods.len(), model_pods.len());
         for (json, model) in pods.into_iter().zip(model_pods) {
             let mut decoded: Pod = serde_json::from_value::<Object<Pod>>(json).unwrap().0;
-            decoded.metadata = unversioned(decoded.metadata);
+            decoded.metadata.resource_version.clear();
             assert_eq!(format!("{decoded:?}"), format!("{model:?}"));
         }
     }

@@ -43,7 +43,10 @@ enum Message {
 
 /// Decodes one item: `(index, text, default kind, whether the default is final)`; `Ok(None)`
 /// when the item has no kind and the default is not known yet.
-pub(crate) trait DecodeItem: Fn(usize, &RawValue, Option<&str>, bool) -> Result<Option<Decoded>, SourceError> + Sync {}
+pub(crate) trait DecodeItem:
+    Fn(usize, &RawValue, Option<&str>, bool) -> Result<Option<Decoded>, SourceError> + Sync
+{
+}
 impl<F: Fn(usize, &RawValue, Option<&str>, bool) -> Result<Option<Decoded>, SourceError> + Sync> DecodeItem for F {}
 
 /// Reads the document, sending list items to `sink`. The outer error is the document's syntax
@@ -143,7 +146,8 @@ impl<'de> Visitor<'de> for DocumentSeed<'_> {
                 }
                 "kind" => {
                     let value: Box<RawValue> = map.next_value()?;
-                    self.0.kind = serde_json::from_str::<Option<String>>(value.get()).map_err(serde::de::Error::custom)?;
+                    self.0.kind =
+                        serde_json::from_str::<Option<String>>(value.get()).map_err(serde::de::Error::custom)?;
                     self.0.fields.push((key, value));
                 }
                 _ => {
@@ -223,10 +227,10 @@ fn consume(rx: Receiver<Message>, sink: &mut (impl Sink + Send), decode: &impl D
     let mut holding = false;
     // Applies `pending`, noting a failure or the start of holding.
     let settle = |pending: Option<(Batch, Decodes)>,
-                      add: &mut dyn FnMut(Decoded),
-                      held: &mut Vec<(usize, Box<RawValue>)>,
-                      holding: &mut bool,
-                      failed: &mut Option<SourceError>| {
+                  add: &mut dyn FnMut(Decoded),
+                  held: &mut Vec<(usize, Box<RawValue>)>,
+                  holding: &mut bool,
+                  failed: &mut Option<SourceError>| {
         let Some((batch, decoded)) = pending else { return };
         if failed.is_some() {
             return;
