@@ -116,6 +116,10 @@ impl PartialOrd for IStr {
 
 impl Ord for IStr {
     fn cmp(&self, other: &IStr) -> std::cmp::Ordering {
+        // The model's maps compare pod ids whose namespaces are mostly the same allocation.
+        if Arc::ptr_eq(&self.0, &other.0) {
+            return std::cmp::Ordering::Equal;
+        }
         self.0.cmp(&other.0)
     }
 }

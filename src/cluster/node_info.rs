@@ -165,13 +165,81 @@ impl NodePods {
         if self.pods.len() == before {
             return false;
         }
+        self.recount();
+        true
+    }
+
+    /// Removes this very pod record (as the model filed it), taking its amounts off the sums
+    /// instead of summing the rest again where that gives the same sums; returns whether it was
+    /// there. Any other record of the same pod goes too, as [`NodePods::remove`] does.
+    pub fn remove_info(&mut self, info: &Arc<PodInfo>) -> bool {
+        let Some(at) = self.pods.iter().position(|p| Arc::ptr_eq(p, info)) else {
+            return self.remove(&info.pod);
+        };
+        self.pods.remove(at);
+        if self.pods.iter().any(|p| p.pod.is_same_pod(&info.pod)) {
+            self.pods.retain(|p| !p.pod.is_same_pod(&info.pod));
+            self.recount();
+        } else if let Some((requested, non_zero)) = self.sums_without(info) {
+            self.requested = requested;
+            self.non_zero_requested = non_zero;
+        } else {
+            self.recount();
+        }
+        true
+    }
+
+    /// The sums less one pod's amounts, when subtracting gives what summing the others again
+    /// would: the pod has no scalar resources or host ports (whose entries and order the sums keep),
+    /// and no amount is negative or saturated (the sums add with saturation).
+    fn sums_without(&self, info: &PodInfo) -> Option<(Resource, NonZero)> {
+        let (r, n) = (&info.requests, info.non_zero);
+        if !r.scalar.is_empty() || !info.host_ports.is_empty() {
+            return None;
+        }
+        let sum = &self.requested;
+        let amounts = [
+            (sum.milli_cpu, r.milli_cpu),
+            (sum.memory, r.memory),
+            (sum.ephemeral_storage, r.ephemeral_storage),
+            (sum.allowed_pod_number, r.allowed_pod_number),
+            (self.non_zero_requested.milli_cpu, n.milli_cpu),
+            (self.non_zero_requested.memory, n.memory),
+        ];
+        // A negative amount anywhere on the node could have hidden a saturation: sum again.
+        let exact = |(total, own): (i64, i64)| (0..i64::MAX).contains(&total) && (0..=total).contains(&own);
+        if !amounts.into_iter().all(exact) || self.pods.iter().any(|p| has_negative(p)) {
+            return None;
+        }
+        let mut requested = sum.clone();
+        requested.milli_cpu -= r.milli_cpu;
+        requested.memory -= r.memory;
+        requested.ephemeral_storage -= r.ephemeral_storage;
+        requested.allowed_pod_number -= r.allowed_pod_number;
+        let non_zero = NonZero {
+            milli_cpu: self.non_zero_requested.milli_cpu - n.milli_cpu,
+            memory: self.non_zero_requested.memory - n.memory,
+        };
+        Some((requested, non_zero))
+    }
+
+    /// The sums again from the pods.
+    fn recount(&mut self) {
         let pods = std::mem::take(&mut self.pods);
         *self = NodePods::default();
         for p in pods {
             self.add(p);
         }
-        true
     }
+}
+
+/// Whether any of a pod's amounts is negative (the sums of such pods are summed again on removal).
+fn has_negative(p: &PodInfo) -> bool {
+    let r = &p.requests;
+    [r.milli_cpu, r.memory, r.ephemeral_storage, r.allowed_pod_number, p.non_zero.milli_cpu, p.non_zero.memory]
+        .iter()
+        .any(|a| *a < 0)
+        || r.scalar.iter().any(|(_, a)| *a < 0)
 }
 
 /// A node and the pods on it, as a predicate sees it. Cloning is two reference counts.
@@ -256,6 +324,67 @@ mod tests {
         assert_eq!(info.pods.requested().memory, 1 << 30);
         assert_eq!(info.pods.used_ports().len(), 1);
         assert_eq!(info.allocatable().milli_cpu, 4000);
+    }
+
+    /// Removing a pod leaves the sums that adding the others from scratch gives, whether they are
+    /// subtracted or summed again.
+    #[test]
+    fn removing_a_pod_leaves_the_sums_of_the_others() {
+        let plain = |name: &str, cpu: &str| PodBuilder::new(name).uid(name).req(&[("cpu", cpu), ("memory", "1Gi")]);
+        let cases: Vec<(&str, Vec<PodBuilder>, usize)> = vec![
+            ("plain pods", vec![plain("a", "1"), plain("b", "250m"), plain("c", "2")], 1),
+            ("no requests (defaults count)", vec![plain("a", "1"), PodBuilder::new("b").uid("b")], 1),
+            ("the last one", vec![plain("a", "1")], 0),
+            (
+                "host ports",
+                vec![
+                    plain("a", "1").host_port(80, "TCP", ""),
+                    plain("b", "1").host_port(81, "TCP", ""),
+                    plain("c", "1"),
+                ],
+                1,
+            ),
+            (
+                "scalar resources",
+                vec![
+                    plain("a", "1"),
+                    PodBuilder::new("b").uid("b").req(&[("example.com/gpu", "2")]),
+                    PodBuilder::new("c").uid("c").req(&[("example.com/gpu", "1")]),
+                ],
+                1,
+            ),
+            ("saturated", vec![plain("a", "1").req(&[("memory", "8E")]), plain("b", "1").req(&[("memory", "8E")])], 0),
+            ("negative amounts", vec![plain("a", "1"), plain("b", "-3"), plain("c", "1")], 0),
+        ];
+        for (name, pods, remove) in cases {
+            let infos: Vec<Arc<PodInfo>> = pods.into_iter().map(|b| Arc::new(PodInfo::new(b.build()))).collect();
+            let mut node = NodePods::default();
+            for info in &infos {
+                node.add(Arc::clone(info));
+            }
+            assert!(node.remove_info(&infos[remove]), "{name}");
+            let mut want = NodePods::default();
+            for (i, info) in infos.iter().enumerate() {
+                if i != remove {
+                    want.add(Arc::clone(info));
+                }
+            }
+            assert_eq!(format!("{node:?}"), format!("{want:?}"), "{name}");
+            assert!(!node.remove_info(&infos[remove]), "{name}: already gone");
+        }
+    }
+
+    /// A record of the same pod that is not the one filed (an older copy) is found by uid.
+    #[test]
+    fn removing_another_record_of_the_pod_removes_it_by_uid() {
+        let filed = Arc::new(PodInfo::new(PodBuilder::new("a").uid("u").req(&[("cpu", "1")]).build()));
+        let copy = Arc::new(PodInfo::new(PodBuilder::new("a").uid("u").req(&[("cpu", "1")]).build()));
+        let mut node = NodePods::default();
+        node.add(Arc::clone(&filed));
+        node.add(Arc::new(PodInfo::new(PodBuilder::new("b").uid("v").req(&[("cpu", "2")]).build())));
+        assert!(node.remove_info(&copy));
+        assert_eq!(node.pods().len(), 1);
+        assert_eq!(node.requested().milli_cpu, 2000);
     }
 
     #[test]

@@ -174,7 +174,7 @@ impl Snapshot {
         let nominated = &old.pod.status.nominated_node_name;
         if !assigned.is_empty() {
             self.edit(assigned, |e| {
-                Arc::make_mut(&mut e.pods).remove(&old.pod);
+                Arc::make_mut(&mut e.pods).remove_info(&old);
             });
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).retain(|p| !p.pod.is_same_pod(&old.pod)));
