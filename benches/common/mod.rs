@@ -101,6 +101,7 @@ impl Fixture {
             candidates,
             from_request_nodes,
             cancel: CancelFlag::new(),
+            timed: false,
         }
     }
 

@@ -151,7 +151,6 @@ mod tests {
     use crate::engine::{CancelFlag, Evaluator};
     use crate::explain::report::build;
     use crate::policy::Plan;
-    use crate::predicates::Kind;
     use crate::testing::{NodeBuilder, PodBuilder};
 
     fn flag(name: &str) -> String {
@@ -162,7 +161,7 @@ mod tests {
     fn without_priorities_the_feasible_nodes_are_listed_not_ranked() {
         let nodes = ["a", "b", "c", "d"].map(|n| NodeBuilder::new(n).build());
         let snapshot = Snapshot::build(nodes, []);
-        let plan = Plan { predicates: Kind::CheckNodeCondition.instantiate().into_iter().collect(), ..Plan::default() };
+        let plan = Plan::of_predicates(crate::registry::predicate("CheckNodeCondition").into_iter().collect());
         let evaluator = Evaluator::new(1).unwrap();
         let report =
             build(&plan, PodBuilder::new("p").build(), &snapshot, &[], &evaluator, &CancelFlag::new()).unwrap();

@@ -28,9 +28,9 @@ use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCHED_KINDS};
 use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::{ClusterStore, Snapshot};
-use crate::engine::Evaluator;
+use crate::engine::observe::Sampler;
+use crate::engine::{Evaluator, Plan};
 use crate::metrics::Metrics;
-use crate::policy::Plan;
 pub use admin::Readiness;
 pub use connections::ConnectionLimits;
 use policy_reload::{log_plan, read_policy, PlanCell, ReloadingPolicy};
@@ -118,6 +118,8 @@ pub struct AppState {
     /// The plan in force: a request takes it once (`load_full`) and keeps it to the end.
     pub plan: Arc<PlanCell>,
     pub evaluator: Arc<Evaluator>,
+    /// Picks the /filter requests whose predicates are timed node by node.
+    pub sampler: Sampler,
     pub binder: Arc<dyn Binder>,
     pub max_body_bytes: usize,
     /// How long a request body may take to arrive once its head is in.
@@ -298,6 +300,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         store: Arc::clone(&store),
         plan,
         evaluator: Arc::new(evaluator),
+        sampler: Sampler::default(),
         binder,
         max_body_bytes: config.max_body_bytes,
         body_timeout: config.connections.body_timeout,

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
+use crate::engine::Plan;
 use crate::metrics::policy::ActivePolicy;
 use crate::metrics::Metrics;
-use crate::policy::{parse_policy, Plan, PolicyError};
+use crate::policy::{parse_policy, PolicyError};
 use crate::server::reload::{LastSeen, Reload, Reloadable};
 
 /// The plan in force, swapped whole on a reload.
