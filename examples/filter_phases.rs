@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use predicate_extender::cluster::Snapshot;
+use predicate_extender::engine::evaluator::default_parallelism;
 use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared};
 use predicate_extender::policy::Plan;
 use predicate_extender::server::filter_result::filter_result;
@@ -45,7 +46,7 @@ fn main() {
     let nodes_only = std::env::var_os("NODES_DECODE_ONLY").is_some();
     let (nodes, pods) = if nodes_only { Default::default() } else { generate(&spec) };
     let snapshot = Snapshot::build(nodes, pods);
-    let evaluator = Evaluator::new(16).expect("evaluator pool");
+    let evaluator = Evaluator::new(default_parallelism()).expect("evaluator pool");
     let plan = Plan::default_plan();
 
     // The pending pod as the API server sends it: an app replica with anti-affinity per host.

@@ -14,6 +14,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, SamplingMode};
 use predicate_extender::cluster::objects::{Node, Object, Pod};
 use predicate_extender::cluster::Snapshot;
+use predicate_extender::engine::evaluator::default_parallelism;
 use predicate_extender::engine::{CancelFlag, Candidate, Evaluator, RequestJob};
 use predicate_extender::gen_cluster::write::{extender_args, ArgsMode};
 use predicate_extender::policy::Plan;
@@ -85,10 +86,10 @@ pub fn fixture(nodes: usize) -> &'static Fixture {
     cache.entry(nodes).or_insert_with(|| Box::leak(Box::new(build(nodes))))
 }
 
-/// The evaluator the server starts with (`--parallelism 16`).
+/// The evaluator the server starts with (the default `--parallelism`: the CPUs, at most 16).
 pub fn evaluator() -> &'static Evaluator {
     static EVALUATOR: OnceLock<Evaluator> = OnceLock::new();
-    EVALUATOR.get_or_init(|| Evaluator::new(16).expect("evaluator pool"))
+    EVALUATOR.get_or_init(|| Evaluator::new(default_parallelism()).expect("evaluator pool"))
 }
 
 impl Fixture {

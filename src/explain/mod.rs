@@ -31,6 +31,7 @@ use std::path::PathBuf;
 pub use report::Report;
 pub use source::ExplainSource;
 
+use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
 use crate::policy::{load_policy, Plan};
 
@@ -87,7 +88,6 @@ pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
         Some(path) => load_policy(path)?,
         None => Plan::default_plan(),
     };
-    let workers = std::thread::available_parallelism().map_or(4, usize::from);
-    let evaluator = Evaluator::new(workers).map_err(|e| ExplainError::Evaluator(e.to_string()))?;
+    let evaluator = Evaluator::new(default_parallelism()).map_err(|e| ExplainError::Evaluator(e.to_string()))?;
     report::build(&plan, pod, &snapshot, &request.nodes, &evaluator, &CancelFlag::new())
 }

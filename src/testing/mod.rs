@@ -271,4 +271,5 @@ impl NodeBuilder {
 }
 
 pub mod api_objects;
+pub mod cluster_shape;
 pub mod generate;
