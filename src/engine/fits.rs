@@ -9,7 +9,7 @@ use crate::engine::observe::{Outcome, Rejected, Timing};
 use crate::engine::{Plan, Prepared};
 use crate::framework::{AnyPredicate, MissingState, Reason};
 
-/// Runs the plan's predicates in order, telling `seen` each predicate that ran (its plan slot,
+/// Runs the plan's predicates in the request's order ([`Prepared::order`]), telling `seen` each predicate that ran (its plan slot,
 /// itself, and the reasons it gave: none when it passed). Stops at the first predicate that fails
 /// unless the plan says `alwaysCheckAllPredicates`. The one predicate loop: `/filter`, `/preempt`
 /// and `explain` all run it.
@@ -20,7 +20,9 @@ pub fn run_predicates_observed(
     reasons: &mut Vec<Reason>,
     mut seen: impl FnMut(usize, &dyn AnyPredicate, &[Reason]),
 ) -> Result<(), MissingState> {
-    for (slot, predicate) in plan.predicates.iter().enumerate() {
+    for at in 0..plan.predicates.len() {
+        let slot = prepared.slot_at(at);
+        let Some(predicate) = plan.predicates.get(slot) else { continue };
         let before = reasons.len();
         predicate.check(&prepared.pod, prepared.states.get(slot), node, reasons)?;
         let failed = reasons.len() > before;

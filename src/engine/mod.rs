@@ -7,6 +7,7 @@ pub mod combine;
 pub mod evaluator;
 pub mod fits;
 pub mod observe;
+pub mod ordering;
 pub mod plan;
 pub mod preempt;
 pub mod prepared;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 
 pub use evaluator::{CancelFlag, Cancelled, Evaluator};
 pub use observe::FilterReport;
+pub use ordering::{OrderingMode, PredicateOrdering};
 pub use plan::{Plan, WeightedPriority};
 pub use prepared::{Prepared, States};
 
@@ -64,7 +66,8 @@ pub struct Filtered {
 }
 
 /// Checks the pod against every candidate, in parallel; verdicts come back in candidate order.
-/// With `timed` (a sampled request) every predicate is timed on every node.
+/// With `timed` (a sampled request) every predicate is timed on every node. The plan's dynamic
+/// order, if it has one, learns from the report.
 pub fn filter(
     evaluator: &Evaluator,
     plan: &Plan,
@@ -84,11 +87,12 @@ pub fn filter(
             verdicts.push(Verdict::Unknown);
             continue;
         };
-        report.count_node(&run.rejected, plan.always_check_all);
+        report.count_node_in(&run.rejected, plan.always_check_all, prepared.order.as_deref().map(Vec::as_slice));
         report.second_passes += u64::from(run.second_pass);
         report.timings.extend(run.timings);
         verdicts.push(Verdict::of(run.reasons));
     }
+    plan.observe(&report);
     Ok(Filtered { verdicts, report })
 }
 

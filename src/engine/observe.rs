@@ -106,14 +106,26 @@ impl FilterReport {
     /// Counts one known node: the predicates that rejected it in the deciding pass; without
     /// `always_check_all` the loop ran the predicates up to the first of them (all of them when
     /// none did).
+    #[cfg(test)]
     pub(crate) fn count_node(&mut self, rejected: &Rejected, always_check_all: bool) {
+        self.count_node_in(rejected, always_check_all, None);
+    }
+
+    /// [`FilterReport::count_node`] for a request that ran the predicates in `order` (plan slots;
+    /// `None`: plan order).
+    pub(crate) fn count_node_in(&mut self, rejected: &Rejected, always_check_all: bool, order: Option<&[usize]>) {
         let slots = self.evaluations.len();
+        let slot_at = |at: usize| order.and_then(|o| o.get(at).copied()).unwrap_or(at);
         let ran = match rejected.slots().first() {
-            Some(&first) if !always_check_all => (first + 1).min(slots),
+            Some(&first) if !always_check_all => {
+                (0..slots).position(|at| slot_at(at) == first).map_or(slots, |at| at + 1)
+            }
             _ => slots,
         };
-        for e in &mut self.evaluations[..ran] {
-            *e += 1;
+        for at in 0..ran {
+            if let Some(e) = self.evaluations.get_mut(slot_at(at)) {
+                *e += 1;
+            }
         }
         for &slot in rejected.slots() {
             if let Some(r) = self.rejections.get_mut(slot) {
@@ -182,6 +194,17 @@ mod tests {
         always.count_node(&Rejected::None, true);
         always.count_node(&Rejected::Many(vec![0, 2]), true);
         assert_eq!((always.evaluations, always.rejections), (vec![2, 2, 2], vec![1, 0, 1]));
+    }
+
+    #[test]
+    fn nodes_count_along_the_order_the_request_ran() {
+        let mut report = FilterReport::new(3, false);
+        let order = [2, 0, 1];
+        report.count_node_in(&Rejected::One(2), false, Some(&order));
+        report.count_node_in(&Rejected::One(0), false, Some(&order));
+        report.count_node_in(&Rejected::None, false, Some(&order));
+        // Slot 2 ran first, on all 3 nodes; slot 0 on the 2 that passed it; slot 1 on 1.
+        assert_eq!((report.evaluations, report.rejections), (vec![2, 1, 3], vec![1, 0, 1]));
     }
 
     #[test]

@@ -47,6 +47,9 @@ impl States {
 pub struct Prepared {
     pub pod: Arc<PodContext>,
     pub states: States,
+    /// The order this request runs the predicates in, loaded once ([`Plan::current_order`]);
+    /// `None`: plan order.
+    pub order: Option<Arc<Vec<usize>>>,
 }
 
 impl Prepared {
@@ -54,12 +57,12 @@ impl Prepared {
     pub fn new(plan: &Plan, pod: Pod, view: &ClusterView<'_>) -> Prepared {
         let pod = PodContext::new(pod);
         let states = States::prepare(plan, &pod, view);
-        Prepared { pod: Arc::new(pod), states }
+        Prepared { pod: Arc::new(pod), states, order: plan.current_order() }
     }
 
     /// The pod alone, no predicate prepared: for the predicates that keep no state.
     pub fn unprepared(pod: Pod) -> Prepared {
-        Prepared { pod: Arc::new(PodContext::new(pod)), states: States::none() }
+        Prepared { pod: Arc::new(PodContext::new(pod)), states: States::none(), order: None }
     }
 
     /// As if `added` ran on `node` too: what the first pass of the nominated-pod double pass
@@ -74,8 +77,16 @@ impl Prepared {
         self.with_changed(node, removed, PodChange::Remove)
     }
 
+    /// The plan slot that runs `at`-th.
+    pub fn slot_at(&self, at: usize) -> usize {
+        match &self.order {
+            Some(order) => order.get(at).copied().unwrap_or(at),
+            None => at,
+        }
+    }
+
     fn with_changed(&self, node: &NodeInfo, pods: &[&Arc<PodInfo>], change: PodChange) -> Option<Prepared> {
         let states = self.states.changed(&self.pod, node, pods, change)?;
-        Some(Prepared { pod: Arc::clone(&self.pod), states })
+        Some(Prepared { pod: Arc::clone(&self.pod), states, order: self.order.clone() })
     }
 }

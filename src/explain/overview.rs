@@ -39,6 +39,9 @@ pub fn render_overview(report: &Report, top: usize, style: Style, spell: Spell<'
             out.push_str(&format!("- {} ({}): {}\n", h.reason, nodes(h.nodes), h.hint));
         }
     }
+    if let Some(order) = &report.filter_order {
+        out.push_str(&format!("\n/filter runs the predicates in this learned order (dynamic): {}\n", order.join(", ")));
+    }
     out.push_str(&format!(
         "\nMore: {} for every predicate on a node, {} for more of the ranking, {} for every node in full.\n",
         spell("node NAME"),

@@ -11,7 +11,7 @@ use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo, Snapshot};
 use crate::engine::fits::{double_pass, nominated_to_add, run_predicates_observed, Passes};
 use crate::engine::prioritize::{breakdown, combine};
-use crate::engine::{CancelFlag, Evaluator, Plan, Prepared};
+use crate::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
 use crate::explain::failures::{group, FailureGroup};
 use crate::explain::hints::{hints, Hint};
 use crate::explain::node_facts::NodeFacts;
@@ -26,6 +26,10 @@ pub struct Report {
     pub pod: String,
     /// The plan's predicates, in the order they run.
     pub predicates: Vec<String>,
+    /// Under dynamic ordering, the order `/filter` runs them in now (explain itself runs every
+    /// predicate, in plan order); absent under static ordering, where that is `predicates`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_order: Option<Vec<String>>,
     /// One entry per node, by name; only the nodes asked for in full when some were (`--node`).
     pub nodes: Vec<NodeReport>,
     /// The nodes of the cluster the pod fits, by name.
@@ -189,6 +193,8 @@ pub fn build(
     if let Some(unknown) = detail.iter().find(|n| !snapshot.has_node(n)) {
         return Err(ExplainError::UnknownNode(unknown.clone()));
     }
+    let filter_order = (plan.ordering.mode() == OrderingMode::Dynamic)
+        .then(|| plan.ordered_predicate_names().into_iter().map(str::to_string).collect());
     let plan = Plan { always_check_all: true, ..plan.clone() };
     let names: Vec<String> = snapshot.node_names().into_iter().map(str::to_string).collect();
     let candidates: Vec<Candidate> = names.into_iter().map(|n| Candidate::by_name(snapshot, n)).collect();
@@ -261,6 +267,7 @@ pub fn build(
     Ok(Report {
         pod: pod.key(),
         predicates: plan.predicates.iter().map(|p| p.name().to_string()).collect(),
+        filter_order,
         nodes,
         feasible,
         summary,

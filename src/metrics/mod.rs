@@ -30,12 +30,15 @@
 pub mod bind;
 pub mod cluster;
 pub mod duration_histogram;
+pub mod ordering;
 pub mod policy;
 pub mod predicates;
 pub mod requests;
 
 use std::fmt;
 use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::info::Info;
@@ -82,6 +85,13 @@ impl Metrics {
             ]),
         );
         Metrics { registry, requests, predicates, bind, policy }
+    }
+
+    /// Adds the predicate order of the plan in force and, under dynamic ordering, each
+    /// predicate's rejection rate and cost (read at scrape time).
+    pub fn with_ordering(mut self, plan: Arc<ArcSwap<Plan>>) -> Metrics {
+        self.registry.register_collector(Box::new(ordering::OrderingCollector::new(plan)));
+        self
     }
 
     /// Adds the live source's pods assumed on their nodes and not yet confirmed by a watch event

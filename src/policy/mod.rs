@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-pub use crate::engine::{Plan, WeightedPriority};
+use crate::engine::ordering::Settings;
+pub use crate::engine::{OrderingMode, Plan, WeightedPriority};
 use crate::framework::IgnoredResources;
 use crate::registry::validate::{build_predicate, build_priority};
 use crate::registry::{self, predicate_row_named};
@@ -33,6 +34,7 @@ impl Plan {
             predicates: registry::default_predicates(),
             always_check_all: false,
             priorities: default_priorities(DEFAULT_HARD_POD_AFFINITY_WEIGHT),
+            ..Plan::default()
         }
     }
 }
@@ -56,6 +58,8 @@ pub struct PolicyFile {
     pub hard_pod_affinity_symmetric_weight: Option<i64>,
     #[serde(default)]
     pub always_check_all_predicates: bool,
+    /// `"static"` (the default) or `"dynamic"` (see [`crate::engine::ordering`]).
+    pub predicate_ordering: Option<String>,
 }
 
 /// One `predicates` entry.
@@ -105,6 +109,12 @@ pub fn load_policy(path: &Path) -> Result<Plan, PolicyError> {
 
 /// Parses and validates Policy text (JSON or YAML); `file` names it in errors.
 pub fn parse_policy(file: &str, text: &str) -> Result<Plan, PolicyError> {
+    parse_policy_ordered(file, text, None)
+}
+
+/// [`parse_policy`], the predicates ordered by `ordering` when it is given (`--predicate-ordering`,
+/// which wins over the file's `predicateOrdering`).
+pub fn parse_policy_ordered(file: &str, text: &str, ordering: Option<OrderingMode>) -> Result<Plan, PolicyError> {
     let err = |message: String| PolicyError { file: file.to_string(), message };
     let policy: PolicyFile = if text.trim_start().starts_with('{') {
         let mut de = serde_json::Deserializer::from_str(text);
@@ -126,7 +136,7 @@ pub fn parse_policy(file: &str, text: &str) -> Result<Plan, PolicyError> {
             })
         })?
     };
-    plan_from(policy).map_err(err)
+    plan_from_ordered(policy, ordering).map_err(err)
 }
 
 fn path_message(path: &serde_path_to_error::Path, inner: &dyn std::fmt::Display) -> String {
@@ -141,6 +151,12 @@ fn path_message(path: &serde_path_to_error::Path, inner: &dyn std::fmt::Display)
 
 /// Validates a decoded Policy and orders its predicates.
 pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
+    plan_from_ordered(policy, None)
+}
+
+/// [`plan_from`], ordered by `ordering` rather than the file's `predicateOrdering` when given.
+pub fn plan_from_ordered(policy: PolicyFile, ordering: Option<OrderingMode>) -> Result<Plan, String> {
+    let overridden = ordering;
     match policy.kind.as_deref() {
         Some("Policy") => {}
         other => return Err(format!("kind: must be \"Policy\", found {other:?}")),
@@ -161,11 +177,17 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
         Some(entries) => plan_priorities(entries, hard_weight)?,
     };
 
+    let from_file = match policy.predicate_ordering.as_deref() {
+        None => OrderingMode::Static,
+        Some(mode) => mode.parse().map_err(|e| format!("predicateOrdering: {e}"))?,
+    };
+    let ordering = overridden.unwrap_or(from_file);
+
     let Some(entries) = policy.predicates else {
         let mut plan = Plan::default_plan();
         plan.always_check_all = policy.always_check_all_predicates;
         plan.priorities = priorities;
-        return Ok(plan);
+        return Ok(plan.with_ordering(ordering));
     };
 
     struct Placed {
@@ -196,11 +218,14 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
     // Ordered entries first by (order, static rank); then the rest in static order. The sort is
     // stable and the file index breaks the remaining ties, so the result never depends on chance.
     placed.sort_by_key(|p| (p.order.is_none(), p.order.unwrap_or(0), p.rank, p.index));
-    Ok(Plan {
+    let pinned = placed.iter().filter(|p| p.order.is_some()).count();
+    let plan = Plan {
         predicates: placed.into_iter().map(|p| p.predicate).collect(),
         always_check_all: policy.always_check_all_predicates,
         priorities,
-    })
+        ..Plan::default()
+    };
+    Ok(plan.with_ordering_pinned(ordering, pinned, Settings::default()))
 }
 
 /// Validates the `priorities` entries and builds them (see [`build_priority`]).
@@ -345,6 +370,40 @@ mod tests {
                 "CheckNodeCondition",
                 "HostName"
             ]
+        );
+    }
+
+    #[test]
+    fn predicate_ordering_is_static_by_default_and_dynamic_keeps_the_pinned_entries_first() {
+        assert_eq!(plan(&format!("{{{HEAD}}}")).unwrap().ordering.mode(), OrderingMode::Static);
+        let p = plan(&format!(
+            r#"{{{HEAD},"predicateOrdering":"dynamic","predicates":[
+                {{"name":"PodFitsResources"}},
+                {{"name":"HostName","order":2}},
+                {{"name":"CheckNodeCondition"}},
+                {{"name":"PodToleratesNodeTaints","order":1}}
+            ]}}"#
+        ))
+        .unwrap();
+        assert_eq!(p.ordering.mode(), OrderingMode::Dynamic);
+        assert_eq!(p.pinned(), 2);
+        // Before anything is measured: the pinned two in the admin's order, then the
+        // unresolvable-only CheckNodeCondition before PodFitsResources.
+        assert_eq!(
+            p.ordered_predicate_names(),
+            ["PodToleratesNodeTaints", "HostName", "CheckNodeCondition", "PodFitsResources"]
+        );
+        let d = plan(&format!(r#"{{{HEAD},"predicateOrdering":"dynamic"}}"#)).unwrap();
+        assert_eq!((d.ordering.mode(), d.pinned()), (OrderingMode::Dynamic, 0));
+        let overridden = parse_policy_ordered(
+            "p",
+            &format!(r#"{{{HEAD},"predicateOrdering":"dynamic"}}"#),
+            Some(OrderingMode::Static),
+        );
+        assert_eq!(overridden.unwrap().ordering.mode(), OrderingMode::Static);
+        assert_eq!(
+            plan(&format!(r#"{{{HEAD},"predicateOrdering":"fastest"}}"#)).unwrap_err(),
+            "policy.json: predicateOrdering: must be \"static\" or \"dynamic\", found \"fastest\""
         );
     }
 
