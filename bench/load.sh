@@ -12,7 +12,8 @@
 # K NodeNames), nodes (/filter, every node as Nodes), prioritize (/prioritize, every node).
 # The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, CASES, PORT; and
 # BIN=path runs that binary instead of building target/release/predicate-extender; SERVE_ARGS adds
-# flags to `serve` (e.g. SERVE_ARGS="--parallelism 2").
+# flags to `serve` (e.g. SERVE_ARGS="--parallelism 2" or "--predicate-ordering dynamic"); GEN_ARGS adds
+# flags to every `gen-cluster` call (e.g. GEN_ARGS="--tainted-percent 80"), into a directory of its own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,12 +59,13 @@ if [[ -z ${BIN:-} ]]; then # BIN=path uses that binary as it is
 fi
 
 DIR=target/load/$NODES-nodes
+if [[ -n ${GEN_ARGS:-} ]]; then DIR=$DIR$(echo " $GEN_ARGS" | tr -c 'a-zA-Z0-9\n' '-'); fi
 mkdir -p "$DIR"
 SHAPE=(--nodes "$NODES" --pods-per-node 20 --zones 3 --seed 1)
 generate() { # FILE GEN-CLUSTER-ARGS...
   local file=$1; shift
   if [[ $REGEN == 1 || ! -s $DIR/$file ]]; then
-    "$BIN" gen-cluster "${SHAPE[@]}" "$@" --out "$DIR/$file"
+    "$BIN" gen-cluster "${SHAPE[@]}" ${GEN_ARGS:-} "$@" --out "$DIR/$file"
   fi
 }
 echo "== generating into $DIR (reused when present; --regen to rewrite)"

@@ -21,7 +21,7 @@ fn bench_encode(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("filter_node_names", nodes), |b| {
             let f = common::fixture(nodes);
             let job = f.job(f.candidates_by_name(), false);
-            let verdicts = job.filter(common::evaluator()).expect("not cancelled");
+            let verdicts = job.filter(common::evaluator()).expect("not cancelled").verdicts;
             b.iter(|| {
                 let result = filter_result(&job.candidates, &verdicts, None, "default/pending");
                 std::hint::black_box(serde_json::to_vec(&result).expect("encodes"))
@@ -44,7 +44,7 @@ fn bench_encode(c: &mut Criterion) {
                 })
                 .collect();
             let job = f.job(candidates, true);
-            let verdicts = job.filter(common::evaluator()).expect("not cancelled");
+            let verdicts = job.filter(common::evaluator()).expect("not cancelled").verdicts;
             b.iter(|| {
                 let result = filter_result(&job.candidates, &verdicts, Some((metadata, &raws)), "default/pending");
                 std::hint::black_box(serde_json::to_vec(&result).expect("encodes"))

@@ -1,7 +1,7 @@
 //! The engine path of `/filter` for the pending pod: resolving the candidates (from `NodeNames`
-//! against the model, or from the request's decoded `Nodes`), preparing the pod (`PodContext`,
-//! including the cluster-wide counts) and checking every node on the evaluator with the default
-//! predicates.
+//! against the model, or from the request's decoded `Nodes`), preparing the request (the pod and
+//! each predicate's state, including the cluster-wide counts) and checking every node on the
+//! evaluator with the default predicates.
 //!
 //! `cargo bench --bench filter` (ids `filter/node_names/N`, `filter/nodes/N`, and
 //! `filter/node_names_without_MatchInterPodAffinity/N`, which shows that predicate's share).
@@ -14,7 +14,6 @@ use predicate_extender::cluster::{ClusterStore, Snapshot};
 use predicate_extender::engine::Candidate;
 use predicate_extender::metrics::Metrics;
 use predicate_extender::policy::Plan;
-use predicate_extender::predicates::Kind;
 use predicate_extender::wire::{Candidates, ExtenderArgs};
 
 fn bench_filter(c: &mut Criterion) {
@@ -25,34 +24,35 @@ fn bench_filter(c: &mut Criterion) {
             let f = common::fixture(nodes);
             b.iter(|| {
                 let job = f.job(f.candidates_by_name(), false);
-                let verdicts = job.filter(common::evaluator()).expect("not cancelled");
-                std::hint::black_box(verdicts.len())
+                let filtered = job.filter(common::evaluator()).expect("not cancelled");
+                std::hint::black_box(filtered.verdicts.len())
             })
         });
         group.bench_function(BenchmarkId::new("node_names_without_MatchInterPodAffinity", nodes), |b| {
             let f = common::fixture(nodes);
             let mut plan = Plan::default_plan();
-            plan.predicates.retain(|p| p.kind() != Some(Kind::MatchInterPodAffinity));
+            plan.predicates.retain(|p| p.plugin() != "MatchInterPodAffinity");
             let plan = std::sync::Arc::new(plan);
             b.iter(|| {
                 let mut job = f.job(f.candidates_by_name(), false);
                 job.plan = std::sync::Arc::clone(&plan);
-                let verdicts = job.filter(common::evaluator()).expect("not cancelled");
-                std::hint::black_box(verdicts.len())
+                let filtered = job.filter(common::evaluator()).expect("not cancelled");
+                std::hint::black_box(filtered.verdicts.len())
             })
         });
-        // As the handler runs it, through the metrics: 90% of requests unsampled, 10% with every
-        // predicate timed on every node (upstream's pluginMetricsSamplePercent).
-        for (label, percent) in [("node_names_metrics_unsampled", 0), ("node_names_metrics_sampled", 100)] {
+        // As the handler runs it, the report going to the metrics: 90% of requests unsampled, 10%
+        // with every predicate timed on every node (upstream's pluginMetricsSamplePercent).
+        for (label, timed) in [("node_names_metrics_unsampled", false), ("node_names_metrics_sampled", true)] {
             group.bench_function(BenchmarkId::new(label, nodes), |b| {
                 let f = common::fixture(nodes);
                 let store = std::sync::Arc::new(ClusterStore::new(Snapshot::default()));
-                let metrics = Metrics::with_sample_percent(&f.plan, store, None, percent);
+                let metrics = Metrics::new(&f.plan, store, None);
                 b.iter(|| {
-                    let job = f.job(f.candidates_by_name(), false);
-                    let verdicts = metrics.predicates.filter(&job, common::evaluator()).expect("not cancelled");
-                    metrics.predicates.record_filter(&f.plan, &verdicts);
-                    std::hint::black_box(verdicts.len())
+                    let mut job = f.job(f.candidates_by_name(), false);
+                    job.timed = timed;
+                    let filtered = job.filter(common::evaluator()).expect("not cancelled");
+                    metrics.predicates.record(&f.plan, &filtered.report);
+                    std::hint::black_box(filtered.verdicts.len())
                 })
             });
         }
@@ -74,8 +74,8 @@ fn bench_filter(c: &mut Criterion) {
                         })
                         .collect();
                     let job = f.job(candidates, true);
-                    let verdicts = job.filter(common::evaluator()).expect("not cancelled");
-                    std::hint::black_box((job, verdicts))
+                    let filtered = job.filter(common::evaluator()).expect("not cancelled");
+                    std::hint::black_box((job, filtered))
                 },
                 BatchSize::PerIteration,
             )

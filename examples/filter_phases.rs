@@ -1,5 +1,5 @@
 //! Where the time of one `/filter` goes, phase by phase, on a generated cluster: decoding the
-//! request, resolving `NodeNames` against the model, the pod's per-request state, the node loop,
+//! request, resolving `NodeNames` against the model, the predicates' per-request states, the node loop,
 //! and building and encoding the answer; and decoding a `Nodes` request of realistic nodes.
 //!
 //! `cargo run --release --example filter_phases -- [NODES] [PODS_PER_NODE]` (default 5000 20)
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use predicate_extender::cluster::Snapshot;
 use predicate_extender::engine::evaluator::default_parallelism;
-use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, PodContext};
+use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared};
 use predicate_extender::policy::Plan;
 use predicate_extender::server::filter_result::filter_result;
 use predicate_extender::testing::api_objects;
@@ -68,10 +68,11 @@ fn main() {
     let resolve = time(rounds, || names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect::<Vec<_>>());
     let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
     let view = ClusterView::of(&snapshot);
-    let prepare = time(rounds, || PodContext::for_request(args.pod.clone(), &view, &plan));
-    let ctx = PodContext::for_request(args.pod.clone(), &view, &plan);
-    let evaluate = time(rounds, || filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new()));
-    let verdicts = filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new()).expect("not cancelled");
+    let prepare = time(rounds, || Prepared::new(&plan, args.pod.clone(), &view));
+    let ctx = Prepared::new(&plan, args.pod.clone(), &view);
+    let evaluate = time(rounds, || filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new(), false));
+    let verdicts =
+        filter(&evaluator, &plan, &ctx, &candidates, &CancelFlag::new(), false).expect("not cancelled").verdicts;
     let answer =
         || serde_json::to_vec(&filter_result(&candidates, &verdicts, None, "default/pending")).map(|b| b.len());
     let encode = time(rounds, answer);
@@ -84,7 +85,7 @@ fn main() {
     for (phase, d) in [
         ("decode ExtenderArgs", decode),
         ("resolve NodeNames", resolve),
-        ("PodContext::for_request", prepare),
+        ("Prepared::new", prepare),
         ("node loop (evaluator)", evaluate),
         ("build + encode answer", encode),
     ] {

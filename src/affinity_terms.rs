@@ -9,7 +9,7 @@ use crate::hashing::HashSet;
 use k8s_openapi::api::core::v1::PodAffinityTerm;
 
 use crate::cluster::objects::Pod;
-use crate::engine::view::ClusterView;
+use crate::framework::ClusterView;
 use crate::selectors::LabelSelector;
 
 pub(crate) static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();

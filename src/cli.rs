@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::cluster::source::kube::{default_connection, Connection};
+use crate::engine::OrderingMode;
 use crate::quantity::Quantity;
 use crate::server::{ClusterSource, ConnectionLimits, PolicySource, ServeConfig, TlsFiles};
 
@@ -76,6 +77,13 @@ pub struct ServeArgs {
     /// logged and the previous plan kept).
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
+
+    /// How the predicates are ordered: static (the Policy's order, else the static rank) or
+    /// dynamic (learned: cheap and often-rejecting first, predicates that only fail unresolvably
+    /// before the others, Policy-pinned entries kept first); overrides the Policy's
+    /// `predicateOrdering`.
+    #[arg(long, value_name = "static|dynamic", value_parser = parse_ordering)]
+    pub predicate_ordering: Option<OrderingMode>,
 
     /// Node evaluator workers [default: the CPUs this process may use (cgroup quota and affinity
     /// included), at most 16, upstream's ParallelizeUntil workers]; never more than the nodes.
@@ -150,6 +158,7 @@ impl ServeArgs {
         config.admin_listen = self.admin_listen;
         config.url_prefix = self.url_prefix.clone();
         config.policy = self.policy.clone().map(PolicySource::File).unwrap_or(PolicySource::Default);
+        config.predicate_ordering = self.predicate_ordering;
         if let Some(parallelism) = self.parallelism {
             config.parallelism = usize::from(parallelism);
         }
@@ -239,6 +248,10 @@ fn parse_byte_size(s: &str) -> Result<usize, String> {
         return Err(format!("must be a positive number of bytes (got {s:?})"));
     }
     usize::try_from(n).map_err(|_| format!("too large (got {s:?})"))
+}
+
+fn parse_ordering(s: &str) -> Result<OrderingMode, String> {
+    s.parse()
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

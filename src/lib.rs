@@ -5,8 +5,10 @@
 //! its own model of the cluster so it knows what already runs where.
 //!
 //! A request flows `server` → `wire` (decode) → `cluster` (the snapshot it reads) → `engine`
-//! (`PodContext` once, then every node on the parallel evaluator through the ordered predicates of
-//! the `policy`, with the nominated-pod double pass) → `wire` (encode).
+//! (each predicate of the plan prepares once, then every node on the parallel evaluator through
+//! the ordered predicates, with the nominated-pod double pass) → `wire` (encode). Plugins
+//! (`predicates`, `priorities`) are written against `framework` and listed in `registry`; the
+//! `policy` parser builds the engine's plan through the registry.
 #![forbid(unsafe_code)]
 // Nothing a request, a file or the API server sends may panic the server: no unwrap/expect outside
 // tests ([lints] in Cargo.toml, for every target; clippy.toml lets tests unwrap).
@@ -17,6 +19,7 @@ pub mod cli;
 pub mod cluster;
 pub mod engine;
 pub mod explain;
+pub mod framework;
 pub mod gen_cluster;
 pub mod hashing;
 pub mod label_syntax;
@@ -25,6 +28,7 @@ pub mod policy;
 pub mod predicates;
 pub mod priorities;
 pub mod quantity;
+pub mod registry;
 pub mod selectors;
 pub mod server;
 pub mod testing;

@@ -53,8 +53,13 @@ fn decode<T: serde::de::DeserializeOwned + Default>(value: serde_json::Value) ->
 }
 
 fn build(nodes: usize) -> Fixture {
+    build_spec(spec(nodes))
+}
+
+/// A fixture of any generated shape (not cached).
+pub fn build_spec(spec: ClusterSpec) -> Fixture {
     let started = Instant::now();
-    let spec = spec(nodes);
+    let nodes = spec.nodes;
     let node_objects: Vec<Node> = (0..nodes).into_par_iter().map(|i| decode(cluster_node(&spec, i))).collect();
     let pods: Vec<Pod> = (0..nodes * spec.pods_per_node)
         .into_par_iter()
@@ -102,6 +107,7 @@ impl Fixture {
             candidates,
             from_request_nodes,
             cancel: CancelFlag::new(),
+            timed: false,
         }
     }
 

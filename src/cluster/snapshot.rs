@@ -89,6 +89,12 @@ fn id_of_key((namespace, name): &PodKey) -> PodId {
 }
 
 impl Snapshot {
+    /// This snapshot with these volume objects in place of its own (tests, tools).
+    pub fn with_volumes(mut self, volumes: VolumeObjects) -> Snapshot {
+        self.volumes = volumes;
+        self
+    }
+
     /// A snapshot of these objects. Terminal pods are left out, as kube-scheduler's cache does.
     pub fn build(nodes: impl IntoIterator<Item = Node>, pods: impl IntoIterator<Item = Pod>) -> Snapshot {
         let mut s = Snapshot::default();

@@ -1,13 +1,14 @@
 //! How the priorities' scores of a node become the one 0..=10 score `/prioritize` answers (and
 //! `explain` shows).
 //!
-//! Classic kube-scheduler adds the priorities up as a weighted sum. With its default weights
-//! NodePreferAvoidPodsPriority (10000) is a near-veto there: an avoided node loses to every other
-//! node, and the other priorities (weights 1) rank the rest. A plain weighted *mean* on the
+//! Classic kube-scheduler adds the priorities up as a weighted sum. With its default weights the
+//! priority that avoids nodes for a controller (weight 10000; `Priority::vetoes` says which) is a
+//! near-veto there: an avoided node loses to every other node, and the other priorities (each of
+//! weight 1) rank the rest. A plain weighted *mean* on the
 //! extender's 0..10 scale loses that ranking: 10000 swamps the mean, and every node not avoided
 //! answers 9 or 10 whatever the other priorities say.
 //!
-//! So the veto is kept as a veto: when NodePreferAvoidPodsPriority's weight is at least the sum of
+//! So the veto is kept as a veto: when the vetoing priority's weight is at least the sum of
 //! the other weights (the only case where it is one in the classic sum: an avoided node then scores
 //! at most 10 x the others' weights, a node not avoided at least 10 x its weight), a node it scores
 //! 0 answers 0, and every other node answers the weighted mean of the *other* priorities. With a
@@ -17,8 +18,7 @@
 //! answer by the extender's `weight`; set it to the sum of the other priorities' weights to get
 //! back the classic weighted sum (to rounding).
 
-use crate::policy::Plan;
-use crate::priorities::node_prefer_avoid_pods;
+use crate::engine::Plan;
 
 /// The combined score of each candidate from `scores` (per priority of the plan, in plan order, the
 /// score of each candidate; `None` for a node the model does not know, which answers 0). All 0
@@ -49,10 +49,11 @@ pub fn combine(plan: &Plan, scores: &[Vec<Option<i64>>], candidates: usize) -> V
         .collect()
 }
 
-/// The plan slot of NodePreferAvoidPodsPriority when it acts as a veto: listed with a weight at
-/// least the sum of the others', and with others to rank the nodes it does not avoid.
+/// The plan slot of the priority that vetoes (`Priority::vetoes`) when it acts as a veto: listed
+/// with a weight at least the sum of the others', and with others to rank the nodes it does not
+/// avoid.
 fn veto_slot(plan: &Plan) -> Option<usize> {
-    let slot = plan.priorities.iter().position(|p| p.priority.name() == node_prefer_avoid_pods::NAME)?;
+    let slot = plan.priorities.iter().position(|p| p.priority.vetoes())?;
     let others: i64 = plan.priorities.iter().enumerate().filter(|(i, _)| *i != slot).map(|(_, p)| p.weight).sum();
     (others > 0 && plan.priorities[slot].weight >= others).then_some(slot)
 }
@@ -62,12 +63,11 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    use crate::policy::WeightedPriority;
-    use crate::priorities::{Priority, PriorityArgs};
+    use crate::engine::WeightedPriority;
+    use crate::framework::Priority;
 
     fn priority(name: &str) -> Arc<dyn Priority> {
-        let args = PriorityArgs { name, argument: None, hard_pod_affinity_symmetric_weight: 1 };
-        crate::priorities::builder_for_name(name).map(|b| b(&args)).unwrap().unwrap()
+        crate::registry::priority(name).unwrap()
     }
 
     fn plan(entries: &[(&str, i64)]) -> Plan {

@@ -1,57 +1,34 @@
-//! The engine: prepares the pod once (`PodContext`), then checks it against every candidate node on
-//! the parallel evaluator with the ordered predicates and the nominated-pod double pass.
+//! The engine: prepares the request once (the pod, and each predicate's state by plan slot), then
+//! checks the pod against every candidate node on the parallel evaluator with the plan's
+//! predicates and the nominated-pod double pass, and reports what it did. It runs whatever plugins
+//! the plan holds and names none of them.
 
 pub mod combine;
 pub mod evaluator;
 pub mod fits;
-pub mod pod_context;
+pub mod observe;
+pub mod ordering;
+pub mod plan;
 pub mod preempt;
+pub mod prepared;
 pub mod prioritize;
-pub mod view;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use evaluator::{CancelFlag, Cancelled, Evaluator};
-pub use pod_context::PodContext;
-pub use view::ClusterView;
+pub use observe::FilterReport;
+pub use ordering::{OrderingMode, PredicateOrdering};
+pub use plan::{Plan, WeightedPriority};
+pub use prepared::{Prepared, States};
 
-use crate::cluster::snapshot::Nominated;
-use crate::cluster::NodeInfo;
-use crate::policy::Plan;
-use crate::predicates::Reason;
-
-/// A node a request asks about.
-#[derive(Debug, Clone)]
-pub enum Candidate {
-    /// A node with what runs on it, and the pods nominated to it.
-    Known(NodeInfo, Nominated),
-    /// A name the cluster model does not know (its cache may lag a new node).
-    Unknown(String),
-}
-
-impl Candidate {
-    /// A node named in `NodeNames`, as the model has it: known, or unknown (the cache may lag).
-    pub fn by_name(snapshot: &crate::cluster::Snapshot, name: String) -> Candidate {
-        match snapshot.candidate(&name) {
-            Some((node, nominated)) => Candidate::Known(node, nominated),
-            None => Candidate::Unknown(name),
-        }
-    }
-
-    pub fn name(&self) -> &str {
-        match self {
-            Candidate::Known(n, _) => n.name(),
-            Candidate::Unknown(name) => name,
-        }
-    }
-}
+pub use crate::framework::{Candidate, ClusterView, PodContext};
+use crate::framework::{MissingState, Reason};
 
 /// What the engine found for one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     Fits,
-    /// The reasons, in predicate order.
+    /// The reasons, in the order the predicates ran.
     Fails(Vec<Reason>),
     /// The node is not in the cluster model.
     Unknown,
@@ -72,46 +49,51 @@ impl Verdict {
     }
 }
 
+/// Why a request's evaluation did not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvaluationError {
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
+    #[error(transparent)]
+    MissingState(#[from] MissingState),
+}
+
+/// The verdict of every candidate, in candidate order, and what the engine did to reach them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filtered {
+    pub verdicts: Vec<Verdict>,
+    pub report: FilterReport,
+}
+
 /// Checks the pod against every candidate, in parallel; verdicts come back in candidate order.
+/// With `timed` (a sampled request) every predicate is timed on every node. The plan's dynamic
+/// order, if it has one, learns from the report.
 pub fn filter(
     evaluator: &Evaluator,
     plan: &Plan,
-    pod: &PodContext,
+    prepared: &Prepared,
     candidates: &[Candidate],
     cancel: &CancelFlag,
-) -> Result<Vec<Verdict>, Cancelled> {
-    evaluator.map(candidates, cancel, |candidate| match candidate {
-        Candidate::Unknown(_) => Verdict::Unknown,
-        Candidate::Known(node, nominated) => Verdict::of(fits::fits_on_node(plan, pod, node, nominated)),
-    })
-}
-
-/// Files one timed predicate run (plan slot, reasons, duration) into a node's own `T`.
-pub type Recorder<T> = dyn Fn(&mut T, usize, &[Reason], Duration) + Sync;
-
-/// [`filter`], timing every predicate on every node (a sampled request): `record` files each
-/// timing into the node's own `T`, returned beside its verdict, so the threads share nothing
-/// while they time.
-pub fn filter_timed<T: Default + Send>(
-    evaluator: &Evaluator,
-    plan: &Plan,
-    pod: &PodContext,
-    candidates: &[Candidate],
-    cancel: &CancelFlag,
-    record: &Recorder<T>,
-) -> Result<Vec<(Verdict, T)>, Cancelled> {
-    evaluator.map(candidates, cancel, |candidate| {
-        let mut timings = T::default();
-        let verdict = match candidate {
-            Candidate::Unknown(_) => Verdict::Unknown,
-            Candidate::Known(node, nominated) => {
-                let mut observe =
-                    |slot: usize, reasons: &[Reason], took: Duration| record(&mut timings, slot, reasons, took);
-                Verdict::of(fits::fits_on_node_timed(plan, pod, node, nominated, &mut observe))
-            }
+    timed: bool,
+) -> Result<Filtered, EvaluationError> {
+    let runs = evaluator.map(candidates, cancel, |candidate| match candidate {
+        Candidate::Unknown(_) => Ok(None),
+        Candidate::Known(node, nominated) => fits::run_node(plan, prepared, node, nominated, timed).map(Some),
+    })?;
+    let mut report = FilterReport::new(plan.predicates.len(), timed);
+    let mut verdicts = Vec::with_capacity(runs.len());
+    for run in runs {
+        let Some(run) = run? else {
+            verdicts.push(Verdict::Unknown);
+            continue;
         };
-        (verdict, timings)
-    })
+        report.count_node_in(&run.rejected, plan.always_check_all, prepared.order.as_deref().map(Vec::as_slice));
+        report.second_passes += u64::from(run.second_pass);
+        report.timings.extend(run.timings);
+        verdicts.push(Verdict::of(run.reasons));
+    }
+    plan.observe(&report);
+    Ok(Filtered { verdicts, report })
 }
 
 /// What one filter or prioritize request needs, owned, so it can move onto the evaluator's pool.
@@ -124,6 +106,8 @@ pub struct RequestJob {
     /// The candidates came as `Nodes`: their objects stand in for the cached ones.
     pub from_request_nodes: bool,
     pub cancel: CancelFlag,
+    /// A sampled request: its predicates are timed on every node.
+    pub timed: bool,
 }
 
 impl RequestJob {
@@ -135,31 +119,17 @@ impl RequestJob {
         }
     }
 
-    /// Prepares the pod (once, on the pool: the cluster-wide counts can take a while) and checks
-    /// it against every candidate.
-    pub fn filter(&self, evaluator: &Evaluator) -> Result<Vec<Verdict>, Cancelled> {
-        let view = self.view();
-        let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
-        filter(evaluator, &self.plan, &pod, &self.candidates, &self.cancel)
-    }
-
-    /// [`RequestJob::filter`] on a sampled request: see [`filter_timed`].
-    pub fn filter_timed<T: Default + Send>(
-        &self,
-        evaluator: &Evaluator,
-        record: &Recorder<T>,
-    ) -> Result<Vec<(Verdict, T)>, Cancelled> {
-        let view = self.view();
-        let pod = PodContext::for_request(self.pod.clone(), &view, &self.plan);
-        filter_timed(evaluator, &self.plan, &pod, &self.candidates, &self.cancel, record)
+    /// Prepares the request (once, on the pool: the cluster-wide counts can take a while) and
+    /// checks the pod against every candidate.
+    pub fn filter(&self, evaluator: &Evaluator) -> Result<Filtered, EvaluationError> {
+        let prepared = Prepared::new(&self.plan, self.pod.clone(), &self.view());
+        filter(evaluator, &self.plan, &prepared, &self.candidates, &self.cancel, self.timed)
     }
 
     /// Scores every candidate with the plan's priorities (each prepares its own counts).
     pub fn prioritize(&self, evaluator: &Evaluator) -> Result<Vec<i64>, Cancelled> {
-        let view = self.view();
-        let mut pod = PodContext::new(self.pod.clone());
-        pod.volumes = self.snapshot.volumes().clone();
-        prioritize::prioritize(evaluator, &self.plan, &pod, &view, &self.candidates, &self.cancel)
+        let pod = PodContext::new(self.pod.clone());
+        prioritize::prioritize(evaluator, &self.plan, &pod, &self.view(), &self.candidates, &self.cancel)
     }
 }
 
@@ -207,15 +177,23 @@ mod tests {
             .iter()
             .map(|n| snapshot.candidate(n).map(|(node, nom)| Candidate::Known(node, nom)).unwrap())
             .collect();
-        let pod = PodContext::new(PodBuilder::new("incoming").node_selector("zone", "b").req(&[("cpu", "1")]).build());
+        let pod = PodBuilder::new("incoming").node_selector("zone", "b").req(&[("cpu", "1")]).build();
         let plan = Plan::default_plan();
-        let serial = filter(&Evaluator::new(1).unwrap(), &plan, &pod, &candidates, &CancelFlag::new()).unwrap();
-        let parallel = filter(&Evaluator::new(16).unwrap(), &plan, &pod, &candidates, &CancelFlag::new()).unwrap();
+        let pod = Prepared::new(&plan, pod, &ClusterView::of(&snapshot));
+        let serial = filter(&Evaluator::new(1).unwrap(), &plan, &pod, &candidates, &CancelFlag::new(), false).unwrap();
+        let parallel =
+            filter(&Evaluator::new(16).unwrap(), &plan, &pod, &candidates, &CancelFlag::new(), true).unwrap();
+        assert_eq!(serial.report.evaluations, parallel.report.evaluations);
+        assert!(serial.report.timings.is_empty(), "an untimed request times nothing");
+        // Every evaluation is timed (a second pass times its predicates once more).
+        let evaluated: u64 = parallel.report.evaluations.iter().sum();
+        assert!(parallel.report.timings.len() as u64 >= evaluated && evaluated > 5000);
+        let (serial, parallel) = (serial.verdicts, parallel.verdicts);
         assert_eq!(serial, parallel);
         // Each verdict belongs to its own node: recompute a few one by one.
         for i in [0, 1, 2, 3, 10, 4999] {
             let node = snapshot.node_info(&names[i]).unwrap();
-            let alone = fits::fits_on_node(&plan, &pod, &node, snapshot.nominated_on(&names[i]));
+            let alone = fits::fits_on_node(&plan, &pod, &node, snapshot.nominated_on(&names[i])).unwrap();
             assert_eq!(
                 parallel[i],
                 if alone.is_empty() { Verdict::Fits } else { Verdict::Fails(alone) },

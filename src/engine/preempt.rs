@@ -6,8 +6,8 @@
 //! restricted to the victims kube-scheduler sent (an extender may only narrow them: kube-scheduler
 //! rejects an answer naming a pod that is not on the node, so victims are never invented or moved):
 //!
-//! 1. Remove every victim from a copy of the node and from the pod's cluster-wide counts
-//!    (`NodeInfo::without_pods`, `PodContext::with_removed_pods`: upstream's `meta.RemovePod`).
+//! 1. Remove every victim from a copy of the node and from the predicates' prepared states
+//!    (`NodeInfo::without_pods`, `Prepared::with_removed_pods`: upstream's `RemovePod`).
 //!    If the pod still does not fit, the node is dropped.
 //! 2. Reprieve: put the victims back one at a time, most important first (upstream's
 //!    `MoreImportantPod`: higher priority, then earlier `status.startTime`, a pod without one
@@ -25,11 +25,10 @@ use std::sync::Arc;
 use crate::cluster::objects::Pod;
 use crate::cluster::snapshot::Nominated;
 use crate::cluster::{NodeInfo, PodInfo, Snapshot};
-use crate::engine::evaluator::{CancelFlag, Cancelled, Evaluator};
+use crate::engine::evaluator::{CancelFlag, Evaluator};
 use crate::engine::fits::fits_on_node;
-use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
-use crate::policy::Plan;
+use crate::engine::{EvaluationError, Plan, Prepared};
+use crate::framework::{ClusterView, MissingState};
 
 /// A candidate node with the victims kube-scheduler chose on it, resolved against the model.
 #[derive(Debug, Clone)]
@@ -104,29 +103,38 @@ pub fn more_important_first(a: &Pod, b: &Pod) -> Ordering {
     })
 }
 
-/// Whether the pod fits `node` with `evicted` gone (from the node and from the pod's counts).
-fn fits_without(plan: &Plan, pod: &PodContext, c: &PreemptCandidate, evicted: &[&Arc<PodInfo>]) -> bool {
+/// Whether the pod fits `node` with `evicted` gone (from the node and from the predicates' states).
+fn fits_without(
+    plan: &Plan,
+    pod: &Prepared,
+    c: &PreemptCandidate,
+    evicted: &[&Arc<PodInfo>],
+) -> Result<bool, MissingState> {
     let node = c.node.without_pods(evicted);
-    let ctx = pod.with_removed_pods(&c.node, evicted);
-    fits_on_node(plan, ctx.as_ref().unwrap_or(pod), &node, &c.nominated).is_empty()
+    let prepared = pod.with_removed_pods(&c.node, evicted);
+    Ok(fits_on_node(plan, prepared.as_ref().unwrap_or(pod), &node, &c.nominated)?.is_empty())
 }
 
 /// The victims the pod needs on this node, or `None` when it does not fit even with all of them
 /// gone.
-pub fn select_victims(plan: &Plan, pod: &PodContext, c: &PreemptCandidate) -> Option<Vec<Arc<PodInfo>>> {
+pub fn select_victims(
+    plan: &Plan,
+    pod: &Prepared,
+    c: &PreemptCandidate,
+) -> Result<Option<Vec<Arc<PodInfo>>>, MissingState> {
     let mut evicted: Vec<&Arc<PodInfo>> = c.victims.iter().collect();
-    if !fits_without(plan, pod, c, &evicted) {
-        return None;
+    if !fits_without(plan, pod, c, &evicted)? {
+        return Ok(None);
     }
     let mut order = evicted.clone();
     order.sort_by(|a, b| more_important_first(&a.pod, &b.pod)); // stable: request order among equals
     for candidate in order {
         let rest: Vec<&Arc<PodInfo>> = evicted.iter().copied().filter(|v| !Arc::ptr_eq(v, candidate)).collect();
-        if fits_without(plan, pod, c, &rest) {
+        if fits_without(plan, pod, c, &rest)? {
             evicted = rest;
         }
     }
-    Some(evicted.into_iter().cloned().collect())
+    Ok(Some(evicted.into_iter().cloned().collect()))
 }
 
 /// What one `/preempt` request needs, owned, so it can move onto the evaluator's pool.
@@ -143,27 +151,27 @@ impl PreemptJob {
     /// Prepares the pod once and selects the victims on every candidate node in parallel. Nodes
     /// where the pod does not fit even with every victim gone are left out; the others come back
     /// in candidate order.
-    pub fn run(&self, evaluator: &Evaluator) -> Result<Vec<NodeVictims>, Cancelled> {
-        let pod = PodContext::for_request(self.pod.clone(), &ClusterView::of(&self.snapshot), &self.plan);
+    pub fn run(&self, evaluator: &Evaluator) -> Result<Vec<NodeVictims>, EvaluationError> {
+        let pod = Prepared::new(&self.plan, self.pod.clone(), &ClusterView::of(&self.snapshot));
         let selected = evaluator.map(&self.candidates, &self.cancel, |c| {
-            select_victims(&self.plan, &pod, c).map(|victims| NodeVictims {
+            Ok(select_victims(&self.plan, &pod, c)?.map(|victims| NodeVictims {
                 node: c.node.name().to_string(),
                 num_pdb_violations: c.num_pdb_violations.clamp(0, victims.len() as i64),
                 uids: victims.iter().map(|v| v.pod.metadata.uid.clone()).collect(),
-            })
+            }))
         })?;
-        Ok(selected.into_iter().flatten().collect())
+        let selected: Result<Vec<_>, MissingState> = selected.into_iter().collect();
+        Ok(selected?.into_iter().flatten().collect())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predicates::Kind;
     use crate::testing::{NodeBuilder, PodBuilder};
 
-    fn plan(kinds: &[Kind]) -> Plan {
-        Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), ..Plan::default() }
+    fn plan(names: &[&str]) -> Plan {
+        Plan::of_predicates(names.iter().map(|n| crate::registry::predicate(n).unwrap()).collect())
     }
 
     fn victim(name: &str, node: &str, priority: i32, cpu: &str) -> Pod {
@@ -357,10 +365,10 @@ mod tests {
         let (got, _) =
             preempt(snapshot.clone(), pod.clone(), vec![request("n1", &["uid-guard"], 0), request("n2", &[], 0)]);
         assert_eq!(got, vec![NodeVictims { node: "n1".into(), uids: vec!["uid-guard".into()], num_pdb_violations: 0 }]);
-        let plan = plan(&[Kind::MatchInterPodAffinity]);
-        let ctx = PodContext::for_request(pod, &ClusterView::of(&snapshot), &plan);
+        let plan = plan(&["MatchInterPodAffinity"]);
+        let ctx = Prepared::new(&plan, pod, &ClusterView::of(&snapshot));
         let c = &resolve(&snapshot, vec![request("n1", &["uid-guard"], 0)]).candidates[0];
-        assert!(!fits_without(&plan, &ctx, c, &[]), "with the guard it does not fit");
-        assert!(fits_without(&plan, &ctx, c, &[&c.victims[0]]));
+        assert!(!fits_without(&plan, &ctx, c, &[]).unwrap(), "with the guard it does not fit");
+        assert!(fits_without(&plan, &ctx, c, &[&c.victims[0]]).unwrap());
     }
 }

@@ -3,10 +3,8 @@
 
 pub use crate::engine::combine::combine;
 use crate::engine::evaluator::{CancelFlag, Cancelled, Evaluator};
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::policy::Plan;
-use crate::priorities::clamp;
+use crate::engine::Plan;
+use crate::framework::{Candidate, ClusterView, PodContext, MAX_PRIORITY};
 
 /// The combined 0..=10 score of each candidate, in candidate order. Nodes the model does not know
 /// score 0 and take no part in normalisation.
@@ -59,6 +57,11 @@ pub fn breakdown(
     Ok(out)
 }
 
+/// Scores clamped to the protocol's range.
+fn clamp(score: i64) -> i64 {
+    score.clamp(0, MAX_PRIORITY)
+}
+
 /// How many priorities score a node in one task (the classic set has 14).
 const SCORED_TOGETHER: usize = 16;
 
@@ -68,8 +71,8 @@ mod tests {
     use std::sync::Arc;
 
     use crate::cluster::{NodeInfo, Snapshot};
-    use crate::policy::WeightedPriority;
-    use crate::priorities::{Priority, Scorer};
+    use crate::engine::WeightedPriority;
+    use crate::framework::{Priority, Scorer};
     use crate::testing::{NodeBuilder, PodBuilder};
 
     /// Scores a node by the number in its name ("n7" -> 7), normalised to the maximum if asked.
@@ -91,7 +94,8 @@ mod tests {
         }
         fn normalize(&self, scores: &mut [i64]) {
             if self.0 {
-                crate::priorities::normalize_to_max(scores);
+                let max = scores.iter().copied().max().unwrap_or(0);
+                scores.iter_mut().for_each(|s| *s = if max > 0 { *s * 10 / max } else { 0 });
             }
         }
     }

@@ -11,9 +11,9 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Tain
 use serde::Serialize;
 
 use crate::cluster::resources::{Resource, CPU, EPHEMERAL_STORAGE, MEMORY};
-use crate::engine::PodContext;
 use crate::explain::failures::{failures_of, FailureGroup};
 use crate::explain::report::EvaluatedNode;
+use crate::framework::PodContext;
 use crate::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
 use crate::predicates::pod_fits_host_ports::ERR_POD_NOT_FITS_HOST_PORTS;
 use crate::predicates::pod_tolerates_node_taints::{tolerates, ERR_TAINTS_TOLERATIONS_NOT_MATCH};

@@ -59,6 +59,9 @@ pub enum ExplainError {
     /// The evaluation was cancelled (the server's request deadline).
     #[error(transparent)]
     Cancelled(#[from] crate::engine::Cancelled),
+    /// A predicate's prepared state was missing: the evaluation is not to be trusted.
+    #[error(transparent)]
+    MissingState(#[from] crate::framework::MissingState),
     /// Flags that do not go together.
     #[error("{0}")]
     Flags(String),

@@ -5,7 +5,7 @@
 use crate::cluster::host_ports::HostPort;
 use crate::cluster::resources::Resource;
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeFacts {

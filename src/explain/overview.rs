@@ -39,6 +39,9 @@ pub fn render_overview(report: &Report, top: usize, style: Style, spell: Spell<'
             out.push_str(&format!("- {} ({}): {}\n", h.reason, nodes(h.nodes), h.hint));
         }
     }
+    if let Some(order) = &report.filter_order {
+        out.push_str(&format!("\n/filter runs the predicates in this learned order (dynamic): {}\n", order.join(", ")));
+    }
     out.push_str(&format!(
         "\nMore: {} for every predicate on a node, {} for more of the ranking, {} for every node in full.\n",
         spell("node NAME"),
@@ -151,7 +154,6 @@ mod tests {
     use crate::engine::{CancelFlag, Evaluator};
     use crate::explain::report::build;
     use crate::policy::Plan;
-    use crate::predicates::Kind;
     use crate::testing::{NodeBuilder, PodBuilder};
 
     fn flag(name: &str) -> String {
@@ -162,7 +164,7 @@ mod tests {
     fn without_priorities_the_feasible_nodes_are_listed_not_ranked() {
         let nodes = ["a", "b", "c", "d"].map(|n| NodeBuilder::new(n).build());
         let snapshot = Snapshot::build(nodes, []);
-        let plan = Plan { predicates: Kind::CheckNodeCondition.instantiate().into_iter().collect(), ..Plan::default() };
+        let plan = Plan::of_predicates(crate::registry::predicate("CheckNodeCondition").into_iter().collect());
         let evaluator = Evaluator::new(1).unwrap();
         let report =
             build(&plan, PodBuilder::new("p").build(), &snapshot, &[], &evaluator, &CancelFlag::new()).unwrap();

@@ -11,14 +11,13 @@ use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo, Snapshot};
 use crate::engine::fits::{double_pass, nominated_to_add, run_predicates_observed, Passes};
 use crate::engine::prioritize::{breakdown, combine};
-use crate::engine::{CancelFlag, Candidate, ClusterView, Evaluator, PodContext};
+use crate::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
 use crate::explain::failures::{group, FailureGroup};
 use crate::explain::hints::{hints, Hint};
 use crate::explain::node_facts::NodeFacts;
 use crate::explain::summary::summary_line;
 use crate::explain::ExplainError;
-use crate::policy::Plan;
-use crate::predicates::Reason;
+use crate::framework::{Candidate, ClusterView, MissingState, PodContext, Reason};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -27,6 +26,10 @@ pub struct Report {
     pub pod: String,
     /// The plan's predicates, in the order they run.
     pub predicates: Vec<String>,
+    /// Under dynamic ordering, the order `/filter` runs them in now (explain itself runs every
+    /// predicate, in plan order); absent under static ordering, where that is `predicates`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filter_order: Option<Vec<String>>,
     /// One entry per node, by name; only the nodes asked for in full when some were (`--node`).
     pub nodes: Vec<NodeReport>,
     /// The nodes of the cluster the pod fits, by name.
@@ -126,21 +129,32 @@ fn messages(reasons: &[Reason]) -> Vec<String> {
 }
 
 /// Runs every predicate of `plan` on `node` through the engine's double pass, recording each.
-fn explain_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc<PodInfo>]) -> EvaluatedNode {
-    let run = |ctx: &PodContext, node: &NodeInfo| {
+fn explain_node(
+    plan: &Plan,
+    pod: &Prepared,
+    node: &NodeInfo,
+    nominated: &[Arc<PodInfo>],
+) -> Result<EvaluatedNode, MissingState> {
+    let run = |ctx: &Prepared, node: &NodeInfo| -> Result<Pass, MissingState> {
         let mut reasons = Vec::new();
         let mut verdicts = Vec::new();
-        run_predicates_observed(plan, ctx, node, &mut reasons, |p, r| {
+        run_predicates_observed(plan, ctx, node, &mut reasons, |_, p, r| {
             verdicts.push(PredicateVerdict {
                 predicate: p.name().to_string(),
                 fits: r.is_empty(),
                 reasons: messages(r),
             })
-        });
-        let facts = if reasons.is_empty() { NodeFacts::default() } else { NodeFacts::of(ctx, node) };
-        Pass { verdicts, reasons, facts }
+        })?;
+        let facts = if reasons.is_empty() { NodeFacts::default() } else { NodeFacts::of(&ctx.pod, node) };
+        Ok(Pass { verdicts, reasons, facts })
     };
-    let passes = double_pass(pod, node, nominated, run, |p| p.reasons.is_empty());
+    let passes = double_pass(pod, node, nominated, run, |p| p.as_ref().is_ok_and(|p| p.reasons.is_empty()));
+    let passes = match passes {
+        Passes::Single(p) => Passes::Single(p?),
+        Passes::Double { with_nominated, without } => {
+            Passes::Double { with_nominated: with_nominated?, without: without.transpose()? }
+        }
+    };
     let nominated_pods = match &passes {
         Passes::Single(_) => Vec::new(),
         Passes::Double { .. } => nominated_to_add(pod, nominated).map(|p| p.pod.key()).collect(),
@@ -162,7 +176,7 @@ fn explain_node(plan: &Plan, pod: &PodContext, node: &NodeInfo, nominated: &[Arc
         pass1,
         pass2,
     };
-    EvaluatedNode { node: node.clone(), report, facts }
+    Ok(EvaluatedNode { node: node.clone(), report, facts })
 }
 
 /// Explains `pod` on every node of the snapshot, with `alwaysCheckAllPredicates` on, groups the
@@ -179,20 +193,22 @@ pub fn build(
     if let Some(unknown) = detail.iter().find(|n| !snapshot.has_node(n)) {
         return Err(ExplainError::UnknownNode(unknown.clone()));
     }
+    let filter_order = (plan.ordering.mode() == OrderingMode::Dynamic)
+        .then(|| plan.ordered_predicate_names().into_iter().map(str::to_string).collect());
     let plan = Plan { always_check_all: true, ..plan.clone() };
     let names: Vec<String> = snapshot.node_names().into_iter().map(str::to_string).collect();
     let candidates: Vec<Candidate> = names.into_iter().map(|n| Candidate::by_name(snapshot, n)).collect();
     let view = ClusterView::of(snapshot);
 
-    let ctx = PodContext::for_request(pod.clone(), &view, &plan);
+    let ctx = Prepared::new(&plan, pod.clone(), &view);
     let results = evaluator.map(&candidates, cancel, |c| match c {
-        Candidate::Known(node, nominated) => Some(explain_node(&plan, &ctx, node, nominated)),
-        Candidate::Unknown(_) => None,
+        Candidate::Known(node, nominated) => explain_node(&plan, &ctx, node, nominated).map(Some),
+        Candidate::Unknown(_) => Ok(None),
     })?;
     let mut evaluated: Vec<EvaluatedNode> = Vec::with_capacity(results.len());
     let mut feasible_candidates: Vec<Candidate> = Vec::new();
     for (candidate, result) in candidates.into_iter().zip(results) {
-        let Some(e) = result else { continue };
+        let Some(e) = result? else { continue };
         if e.report.fits {
             feasible_candidates.push(candidate);
         }
@@ -201,14 +217,13 @@ pub fn build(
     let feasible: Vec<String> = feasible_candidates.iter().map(|c| c.name().to_string()).collect();
     let summary = summary_line(evaluated.iter().map(|e| &e.report));
     let failures = group(evaluated.iter().map(|e| &e.report));
-    let hints = hints(&ctx, &evaluated, &failures);
+    let hints = hints(&ctx.pod, &evaluated, &failures);
 
     let scores = if plan.priorities.is_empty() {
         None
     } else {
-        // Scored as `/prioritize` scores: the pod alone, with the volume objects.
-        let mut scoring = PodContext::new(pod.clone());
-        scoring.volumes = snapshot.volumes().clone();
+        // Scored as `/prioritize` scores.
+        let scoring = PodContext::new(pod.clone());
         let per_priority = breakdown(evaluator, &plan, &scoring, &view, &feasible_candidates, cancel)?;
         let combined = combine(&plan, &per_priority, feasible_candidates.len());
         let sums: Vec<i64> = (0..feasible_candidates.len())
@@ -252,6 +267,7 @@ pub fn build(
     Ok(Report {
         pod: pod.key(),
         predicates: plan.predicates.iter().map(|p| p.name().to_string()).collect(),
+        filter_order,
         nodes,
         feasible,
         summary,
@@ -276,11 +292,11 @@ fn ranks(scores: &[i64], sums: &[i64]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::predicates::Kind;
+
     use crate::testing::{NodeBuilder, PodBuilder};
 
-    fn plan(kinds: &[Kind]) -> Plan {
-        Plan { predicates: kinds.iter().filter_map(|k| k.instantiate()).collect(), ..Plan::default() }
+    fn plan(names: &[&str]) -> Plan {
+        Plan::of_predicates(names.iter().map(|n| crate::registry::predicate(n).unwrap()).collect())
     }
 
     fn run(plan: &Plan, pod: Pod, snapshot: &Snapshot, detail: &[&str]) -> Result<Report, ExplainError> {
@@ -292,7 +308,7 @@ mod tests {
     fn every_predicate_is_reported_even_after_a_failure() {
         let snapshot =
             Snapshot::build([NodeBuilder::new("n1").unschedulable().taint("a", "", "NoSchedule").build()], []);
-        let plan = plan(&[Kind::CheckNodeUnschedulable, Kind::PodToleratesNodeTaints, Kind::CheckNodeCondition]);
+        let plan = plan(&["CheckNodeUnschedulable", "PodToleratesNodeTaints", "CheckNodeCondition"]);
         let report = run(&plan, PodBuilder::new("p").build(), &snapshot, &[]).unwrap();
         let n = &report.nodes[0];
         let verdicts: Vec<_> = n.pass1.iter().map(|v| (v.predicate.as_str(), v.fits)).collect();
@@ -315,7 +331,7 @@ mod tests {
         let nodes = [NodeBuilder::new("n1").alloc(&[("cpu", "2")]).build()];
         let vip = PodBuilder::new("vip").nominated("n1").priority(10).req(&[("cpu", "1")]).build();
         let snapshot = Snapshot::build(nodes, [vip]);
-        let plan = plan(&[Kind::PodFitsResources]);
+        let plan = plan(&["PodFitsResources"]);
         let fits = run(&plan, PodBuilder::new("p").req(&[("cpu", "1")]).build(), &snapshot, &[]).unwrap();
         let n = &fits.nodes[0];
         assert_eq!(n.nominated_pods, ["default/vip"]);
@@ -336,7 +352,7 @@ mod tests {
             ],
             [],
         );
-        let plan = plan(&[Kind::CheckNodeUnschedulable]);
+        let plan = plan(&["CheckNodeUnschedulable"]);
         let report = run(&plan, PodBuilder::new("p").build(), &snapshot, &["b"]).unwrap();
         let kept: Vec<&str> = report.nodes.iter().map(|n| n.node.as_str()).collect();
         assert_eq!(kept, ["b"]);

@@ -1,22 +1,18 @@
 //! Series computed at scrape time, never per event: the model's object counts from the current
-//! snapshot, each watch's last-event age, sync and staleness from [`WatchHealth`], the engine's
-//! count of nominated-pod second passes and, in a live cluster, the pods assumed and not yet
-//! confirmed.
+//! snapshot, each watch's last-event age, sync and staleness from [`WatchHealth`] and, in a live
+//! cluster, the pods assumed and not yet confirmed.
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Unit;
 
 use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{WatchHealth, WATCHED_KINDS};
 use crate::cluster::ClusterStore;
-use crate::engine::fits::SECOND_PASSES;
 
 #[derive(Debug)]
 pub struct ClusterCollector {
@@ -83,13 +79,6 @@ impl Collector for ClusterCollector {
             }
         }
 
-        let second_passes = ConstCounter::new(SECOND_PASSES.load(Ordering::Relaxed));
-        second_passes.encode(encoder.encode_descriptor(
-            "nominated_second_passes",
-            "Second passes of the nominated-pod double pass (pass 1 with the nominated pods passed, so the node was checked again without them), process-wide",
-            None,
-            second_passes.metric_type(),
-        )?)?;
         Ok(())
     }
 }

@@ -12,8 +12,8 @@
 //! - `plugin_execution_duration_seconds{plugin,extension_point,status}`: histogram, exponential
 //!   buckets from 0.00001 by 1.5, 20 of them. One observation per predicate per node, on sampled
 //!   /filter requests only: upstream samples scheduling cycles with
-//!   `rand.Intn(100) < pluginMetricsSamplePercent` (10) in `schedule_one.go`, and so do we
-//!   ([`SAMPLE_PERCENT`]). Status as upstream's codes: `Success`, `Unschedulable`,
+//!   `rand.Intn(100) < pluginMetricsSamplePercent` (10) in `schedule_one.go`, and so does the
+//!   engine ([`crate::engine::observe::SAMPLE_PERCENT`]). Status as upstream's codes: `Success`, `Unschedulable`,
 //!   `UnschedulableAndUnresolvable`.
 //! - `plugin_evaluation_total{plugin,extension_point,profile}`: counter. Upstream counts every
 //!   Filter call; we count the same from the verdicts, per request: a node that fails at a
@@ -30,12 +30,15 @@
 pub mod bind;
 pub mod cluster;
 pub mod duration_histogram;
+pub mod ordering;
 pub mod policy;
 pub mod predicates;
 pub mod requests;
 
 use std::fmt;
 use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::info::Info;
@@ -44,17 +47,13 @@ use prometheus_client::registry::Registry;
 use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::WatchHealth;
 use crate::cluster::ClusterStore;
-use crate::policy::Plan;
+use crate::engine::Plan;
 
 /// The media type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The value of the `profile` label of the mirrored kube-scheduler series.
 pub const PROFILE: &str = "predicate-extender";
-
-/// The share of /filter requests, in percent, whose predicates are timed one by one (upstream's
-/// `pluginMetricsSamplePercent`).
-pub const SAMPLE_PERCENT: u32 = 10;
 
 /// Every series the server exports, in one registry.
 #[derive(Debug)]
@@ -70,19 +69,9 @@ impl Metrics {
     /// The series of a server running `plan` on the model in `store`, with the live source's
     /// `watches` when there are any.
     pub fn new(plan: &Plan, store: Arc<ClusterStore>, watches: Option<Arc<WatchHealth>>) -> Metrics {
-        Metrics::with_sample_percent(plan, store, watches, SAMPLE_PERCENT)
-    }
-
-    /// [`Metrics::new`] timing the predicates of `percent`% of /filter requests.
-    pub fn with_sample_percent(
-        plan: &Plan,
-        store: Arc<ClusterStore>,
-        watches: Option<Arc<WatchHealth>>,
-        percent: u32,
-    ) -> Metrics {
         let mut registry = Registry::with_prefix("predicate_extender");
         let requests = requests::RequestMetrics::register(&mut registry);
-        let predicates = predicates::PredicateMetrics::register(&mut registry, plan, percent);
+        let predicates = predicates::PredicateMetrics::register(&mut registry, plan);
         let bind = bind::BindMetrics::register(&mut registry);
         let policy = policy::PolicyMetrics::register(&mut registry);
         registry.register_collector(Box::new(cluster::ClusterCollector::new(store, watches)));
@@ -96,6 +85,13 @@ impl Metrics {
             ]),
         );
         Metrics { registry, requests, predicates, bind, policy }
+    }
+
+    /// Adds the predicate order of the plan in force and, under dynamic ordering, each
+    /// predicate's rejection rate and cost (read at scrape time).
+    pub fn with_ordering(mut self, plan: Arc<ArcSwap<Plan>>) -> Metrics {
+        self.registry.register_collector(Box::new(ordering::OrderingCollector::new(plan)));
+        self
     }
 
     /// Adds the live source's pods assumed on their nodes and not yet confirmed by a watch event

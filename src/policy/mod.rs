@@ -6,29 +6,37 @@
 //! `predicates`, runs the default set in static order; `predicates: []` runs none.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::predicates::check_node_label_presence::CheckNodeLabelPresence;
-use crate::predicates::check_service_affinity;
-use crate::predicates::general_predicates::GeneralPredicates;
-use crate::predicates::pod_fits_resources::{IgnoredResources, PodFitsResources};
-use crate::predicates::{ArgumentNeed, Kind, Predicate};
-use crate::priorities::{self, Priority, PriorityArgs};
+use crate::engine::ordering::Settings;
+pub use crate::engine::{OrderingMode, Plan, WeightedPriority};
+use crate::framework::IgnoredResources;
+use crate::registry::validate::{build_predicate, build_priority};
+use crate::registry::{self, predicate_row_named};
 
 /// `hardPodAffinitySymmetricWeight` when the Policy does not set it (or sets 0), as upstream.
 pub const DEFAULT_HARD_POD_AFFINITY_WEIGHT: i64 = 1;
 
-/// kube-scheduler's default priorities with their weights (those this version has).
+/// The registry's default priorities with their weights.
 fn default_priorities(hard_weight: i64) -> Vec<WeightedPriority> {
-    priorities::PRIORITIES
-        .iter()
-        .filter_map(|(name, build, _, weight)| {
-            let args = PriorityArgs { name, argument: None, hard_pod_affinity_symmetric_weight: hard_weight };
-            Some(WeightedPriority { priority: build(&args).ok()?, weight: (*weight)? })
-        })
+    registry::default_priorities(hard_weight)
+        .into_iter()
+        .map(|(priority, weight)| WeightedPriority { priority, weight })
         .collect()
+}
+
+impl Plan {
+    /// The default predicates in static order, stopping at the first failure, and the default
+    /// priorities: what runs without a Policy file.
+    pub fn default_plan() -> Plan {
+        Plan {
+            predicates: registry::default_predicates(),
+            always_check_all: false,
+            priorities: default_priorities(DEFAULT_HARD_POD_AFFINITY_WEIGHT),
+            ..Plan::default()
+        }
+    }
 }
 
 /// Why a Policy is invalid; the message names the file and the entry.
@@ -50,6 +58,8 @@ pub struct PolicyFile {
     pub hard_pod_affinity_symmetric_weight: Option<i64>,
     #[serde(default)]
     pub always_check_all_predicates: bool,
+    /// `"static"` (the default) or `"dynamic"` (see [`crate::engine::ordering`]).
+    pub predicate_ordering: Option<String>,
 }
 
 /// One `predicates` entry.
@@ -61,13 +71,14 @@ pub struct PredicatePolicy {
     pub argument: Option<PredicateArgument>,
 }
 
-/// A predicate's `argument`: `serviceAffinity` or `labelsPresence`, or PodFitsResources' own
-/// fields (`ignoredResources`, `ignoredResourceGroups`, as kube-scheduler's `NodeResourcesFitArgs`).
+/// A predicate's `argument`: `serviceAffinity` or `labelsPresence` (each read by its predicate),
+/// or PodFitsResources' own fields (`ignoredResources`, `ignoredResourceGroups`, as
+/// kube-scheduler's `NodeResourcesFitArgs`).
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PredicateArgument {
-    pub service_affinity: Option<ServiceAffinityArgument>,
-    pub labels_presence: Option<LabelsPresenceArgument>,
+    pub service_affinity: Option<serde_json::Value>,
+    pub labels_presence: Option<serde_json::Value>,
     pub ignored_resources: Option<Vec<String>>,
     pub ignored_resource_groups: Option<Vec<String>>,
 }
@@ -79,66 +90,13 @@ impl PredicateArgument {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ServiceAffinityArgument {
-    pub labels: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LabelsPresenceArgument {
-    pub labels: Vec<String>,
-    pub presence: bool,
-}
-
-/// One `priorities` entry (validated once `/prioritize` exists).
+/// One `priorities` entry.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PriorityPolicy {
     pub name: String,
     pub weight: i64,
     pub argument: Option<serde_json::Value>,
-}
-
-/// A priority and its weight in the combined score.
-#[derive(Debug, Clone)]
-pub struct WeightedPriority {
-    pub priority: Arc<dyn Priority>,
-    pub weight: i64,
-}
-
-/// What the engine runs: predicates in order and whether to stop at the first failure, and the
-/// weighted priorities.
-#[derive(Debug, Clone, Default)]
-pub struct Plan {
-    pub predicates: Vec<Arc<dyn Predicate>>,
-    pub always_check_all: bool,
-    pub priorities: Vec<WeightedPriority>,
-}
-
-impl Plan {
-    /// The default predicates in static order, stopping at the first failure, and the default
-    /// priorities.
-    pub fn default_plan() -> Plan {
-        let predicates = Kind::ALL.iter().filter(|k| k.in_default_set()).filter_map(|k| k.instantiate()).collect();
-        Plan { predicates, always_check_all: false, priorities: default_priorities(DEFAULT_HARD_POD_AFFINITY_WEIGHT) }
-    }
-
-    /// The names and weights of the priorities.
-    pub fn priority_names(&self) -> Vec<(&str, i64)> {
-        self.priorities.iter().map(|p| (p.priority.name(), p.weight)).collect()
-    }
-
-    /// Whether the plan runs a predicate of this kind (under any name).
-    pub fn has(&self, kind: Kind) -> bool {
-        self.predicates.iter().any(|p| p.kind() == Some(kind))
-    }
-
-    /// The names of the predicates, in the order they run.
-    pub fn predicate_names(&self) -> Vec<&str> {
-        self.predicates.iter().map(|p| p.name()).collect()
-    }
 }
 
 /// Reads and validates a Policy file.
@@ -151,6 +109,12 @@ pub fn load_policy(path: &Path) -> Result<Plan, PolicyError> {
 
 /// Parses and validates Policy text (JSON or YAML); `file` names it in errors.
 pub fn parse_policy(file: &str, text: &str) -> Result<Plan, PolicyError> {
+    parse_policy_ordered(file, text, None)
+}
+
+/// [`parse_policy`], the predicates ordered by `ordering` when it is given (`--predicate-ordering`,
+/// which wins over the file's `predicateOrdering`).
+pub fn parse_policy_ordered(file: &str, text: &str, ordering: Option<OrderingMode>) -> Result<Plan, PolicyError> {
     let err = |message: String| PolicyError { file: file.to_string(), message };
     let policy: PolicyFile = if text.trim_start().starts_with('{') {
         let mut de = serde_json::Deserializer::from_str(text);
@@ -172,7 +136,7 @@ pub fn parse_policy(file: &str, text: &str) -> Result<Plan, PolicyError> {
             })
         })?
     };
-    plan_from(policy).map_err(err)
+    plan_from_ordered(policy, ordering).map_err(err)
 }
 
 fn path_message(path: &serde_path_to_error::Path, inner: &dyn std::fmt::Display) -> String {
@@ -187,6 +151,12 @@ fn path_message(path: &serde_path_to_error::Path, inner: &dyn std::fmt::Display)
 
 /// Validates a decoded Policy and orders its predicates.
 pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
+    plan_from_ordered(policy, None)
+}
+
+/// [`plan_from`], ordered by `ordering` rather than the file's `predicateOrdering` when given.
+pub fn plan_from_ordered(policy: PolicyFile, ordering: Option<OrderingMode>) -> Result<Plan, String> {
+    let overridden = ordering;
     match policy.kind.as_deref() {
         Some("Policy") => {}
         other => return Err(format!("kind: must be \"Policy\", found {other:?}")),
@@ -207,18 +177,24 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
         Some(entries) => plan_priorities(entries, hard_weight)?,
     };
 
+    let from_file = match policy.predicate_ordering.as_deref() {
+        None => OrderingMode::Static,
+        Some(mode) => mode.parse().map_err(|e| format!("predicateOrdering: {e}"))?,
+    };
+    let ordering = overridden.unwrap_or(from_file);
+
     let Some(entries) = policy.predicates else {
         let mut plan = Plan::default_plan();
         plan.always_check_all = policy.always_check_all_predicates;
         plan.priorities = priorities;
-        return Ok(plan);
+        return Ok(plan.with_ordering(ordering));
     };
 
     struct Placed {
         order: Option<i64>,
         rank: usize,
         index: usize,
-        predicate: Arc<dyn Predicate>,
+        predicate: std::sync::Arc<dyn crate::framework::AnyPredicate>,
     }
     let ignored = ignored_resources(&entries)?;
     let mut placed: Vec<Placed> = Vec::with_capacity(entries.len());
@@ -235,22 +211,24 @@ pub fn plan_from(policy: PolicyFile) -> Result<Plan, String> {
                 return Err(format!("{at}.order: must be a positive integer, found {order}"));
             }
         }
-        let (kind, predicate) = instantiate(entry, &ignored).map_err(|why| format!("{at}: {why}"))?;
-        placed.push(Placed { order: entry.order, rank: kind.rank(), index, predicate });
+        let argument = keyed_argument(entry).map_err(|why| format!("{at}: {why}"))?;
+        let (rank, predicate) = build_predicate(&entry.name, argument, &ignored).map_err(|e| e.at(&at))?;
+        placed.push(Placed { order: entry.order, rank, index, predicate });
     }
     // Ordered entries first by (order, static rank); then the rest in static order. The sort is
     // stable and the file index breaks the remaining ties, so the result never depends on chance.
     placed.sort_by_key(|p| (p.order.is_none(), p.order.unwrap_or(0), p.rank, p.index));
-    Ok(Plan {
+    let pinned = placed.iter().filter(|p| p.order.is_some()).count();
+    let plan = Plan {
         predicates: placed.into_iter().map(|p| p.predicate).collect(),
         always_check_all: policy.always_check_all_predicates,
         priorities,
-    })
+        ..Plan::default()
+    };
+    Ok(plan.with_ordering_pinned(ordering, pinned, Settings::default()))
 }
 
-/// Validates the `priorities` entries and builds them. A named priority gets only the argument
-/// it takes; an entry with an argument may carry a custom name (as upstream allows), and the
-/// argument's key says which priority it is.
+/// Validates the `priorities` entries and builds them (see [`build_priority`]).
 fn plan_priorities(entries: &[PriorityPolicy], hard_weight: i64) -> Result<Vec<WeightedPriority>, String> {
     let mut out = Vec::with_capacity(entries.len());
     let mut total_weight: i64 = 0;
@@ -267,43 +245,9 @@ fn plan_priorities(entries: &[PriorityPolicy], hard_weight: i64) -> Result<Vec<W
         }
         total_weight = total_weight
             .checked_add(entry.weight)
-            .filter(|t| t.checked_mul(priorities::MAX_PRIORITY).is_some())
+            .filter(|t| t.checked_mul(crate::framework::MAX_PRIORITY).is_some())
             .ok_or_else(|| format!("{at}.weight: the weights add up to more than the scores can hold"))?;
-        let argument = match &entry.argument {
-            None => None,
-            Some(serde_json::Value::Object(m)) if m.len() == 1 => m.iter().next(),
-            Some(_) => {
-                let keys: Vec<_> = priorities::PRIORITIES.iter().filter_map(|(_, _, k, _)| *k).collect();
-                return Err(format!("{at}.argument: must hold exactly one of {}", keys.join(", ")));
-            }
-        };
-        let build = match (priorities::builder_for_name(&entry.name), argument) {
-            (Some(build), None) => build,
-            (Some(build), Some((key, _))) if priorities::argument_key(&entry.name) == Some(key.as_str()) => build,
-            (Some(_), Some((key, _))) => {
-                return Err(format!("{at}.argument.{key}: {} takes no such argument", entry.name))
-            }
-            (None, Some((key, _))) => {
-                let (_, build) = priorities::builder_for_argument(key)
-                    .ok_or_else(|| format!("{at}.argument.{key}: unknown priority argument"))?;
-                if !is_valid_custom_name(&entry.name) {
-                    return Err(format!(
-                        "{at}: name: a custom priority name must be letters, digits and inner '-' only"
-                    ));
-                }
-                build
-            }
-            (None, None) => {
-                let known: Vec<_> = priorities::PRIORITIES.iter().map(|(n, ..)| *n).collect();
-                return Err(format!("{at}: unknown priority; this version knows {}", known.join(", ")));
-            }
-        };
-        let args = PriorityArgs {
-            name: &entry.name,
-            argument: argument.map(|(_, v)| v),
-            hard_pod_affinity_symmetric_weight: hard_weight,
-        };
-        let priority = build(&args).map_err(|e| format!("{at}: {e}"))?;
+        let priority = build_priority(&entry.name, entry.argument.as_ref(), hard_weight).map_err(|e| e.at(&at))?;
         out.push(WeightedPriority { priority, weight: entry.weight });
     }
     Ok(out)
@@ -313,7 +257,7 @@ fn plan_priorities(entries: &[PriorityPolicy], hard_weight: i64) -> Result<Vec<W
 /// same list goes to GeneralPredicates: in the Policy era it was predicate metadata, which both
 /// resource checks read.
 fn ignored_resources(entries: &[PredicatePolicy]) -> Result<IgnoredResources, String> {
-    let fit = entries.iter().enumerate().find(|(_, e)| Kind::from_name(&e.name) == Some(Kind::PodFitsResources));
+    let fit = entries.iter().enumerate().find(|(_, e)| is_pod_fits_resources(&e.name));
     let Some((index, entry)) = fit else { return Ok(IgnoredResources::default()) };
     let Some(argument) = entry.argument.as_ref() else { return Ok(IgnoredResources::default()) };
     IgnoredResources::new(
@@ -323,90 +267,32 @@ fn ignored_resources(entries: &[PredicatePolicy]) -> Result<IgnoredResources, St
     .map_err(|e| format!("predicates[{index}] ({:?}).argument.{e}", entry.name))
 }
 
-/// The predicate an entry names. A named kind must get exactly the argument it needs; an entry with
-/// a `labelsPresence` argument may carry any name (upstream registers such custom predicates under
-/// their Policy name) and takes CheckNodeLabelPresence's place in the static order. PodFitsResources
-/// and GeneralPredicates get `ignored` (see [`ignored_resources`]).
-fn instantiate(entry: &PredicatePolicy, ignored: &IgnoredResources) -> Result<(Kind, Arc<dyn Predicate>), String> {
-    let kind = Kind::from_name(&entry.name);
-    let argument = entry.argument.as_ref();
-    if let Some(a) = argument {
-        if kind == Some(Kind::PodFitsResources) {
-            if a.labels_presence.is_some() || a.service_affinity.is_some() {
-                return Err(
-                    "argument: PodFitsResources takes only ignoredResources and ignoredResourceGroups".to_string()
-                );
-            }
-            return Ok((Kind::PodFitsResources, Arc::new(PodFitsResources::new(ignored.clone()))));
-        }
-        if a.has_fit_fields() {
-            let field = if a.ignored_resources.is_some() { "ignoredResources" } else { "ignoredResourceGroups" };
-            return Err(format!("argument.{field}: only PodFitsResources takes it"));
-        }
-    }
-    if kind == Some(Kind::GeneralPredicates) && argument.is_none() {
-        return Ok((Kind::GeneralPredicates, Arc::new(GeneralPredicates::new(ignored.clone()))));
-    }
-    let (labels_presence, service_affinity) = match argument {
-        Some(a) => (a.labels_presence.as_ref(), a.service_affinity.as_ref()),
-        None => (None, None),
-    };
-    if labels_presence.is_some() && service_affinity.is_some() {
-        return Err("argument: give either labelsPresence or serviceAffinity, not both".to_string());
-    }
-    if argument.is_some() && labels_presence.is_none() && service_affinity.is_none() {
-        return Err("argument: must hold labelsPresence or serviceAffinity".to_string());
-    }
-
-    match (kind, labels_presence, service_affinity) {
-        (None | Some(Kind::CheckNodeLabelPresence), Some(lp), None) => {
-            if kind.is_none() && !is_valid_custom_name(&entry.name) {
-                return Err("name: a custom predicate name must be letters, digits and inner '-' only".to_string());
-            }
-            if lp.labels.is_empty() {
-                return Err("argument.labelsPresence.labels: must list at least one label".to_string());
-            }
-            let p = CheckNodeLabelPresence::new(&entry.name, lp.labels.clone(), lp.presence);
-            Ok((Kind::CheckNodeLabelPresence, Arc::new(p)))
-        }
-        (None | Some(Kind::CheckServiceAffinity), None, Some(sa)) => {
-            if kind.is_none() && !is_valid_custom_name(&entry.name) {
-                return Err("name: a custom predicate name must be letters, digits and inner '-' only".to_string());
-            }
-            if sa.labels.is_empty() {
-                return Err("argument.serviceAffinity.labels: must list at least one label".to_string());
-            }
-            let p = check_service_affinity::CheckServiceAffinity::new(&entry.name, sa.labels.clone());
-            Ok((Kind::CheckServiceAffinity, Arc::new(p)))
-        }
-        (Some(k), None, None) => match k.argument_need() {
-            ArgumentNeed::LabelsPresence => {
-                Err("argument.labelsPresence: required by CheckNodeLabelPresence".to_string())
-            }
-            ArgumentNeed::ServiceAffinity => {
-                Err("argument.serviceAffinity: required by CheckServiceAffinity".to_string())
-            }
-            ArgumentNeed::None => {
-                let p = k.instantiate().ok_or_else(|| format!("{} needs an argument", k.name()))?;
-                Ok((k, p))
-            }
-        },
-        (Some(k), _, _) => Err(format!("argument: {} takes no argument", k.name())),
-        (None, None, None) => {
-            let known: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
-            Err(format!("unknown predicate; this version knows {}", known.join(", ")))
-        }
-        (None, _, _) => unreachable!("both arguments were rejected above"),
-    }
+/// PodFitsResources: the one predicate whose Policy argument is its own fields rather than a key
+/// (they become the Policy-wide [`IgnoredResources`]).
+fn is_pod_fits_resources(name: &str) -> bool {
+    predicate_row_named(name).is_some_and(|(_, row)| row.name == "PodFitsResources")
 }
 
-/// Upstream's rule for custom predicate names: `^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])$`.
-fn is_valid_custom_name(name: &str) -> bool {
-    let b = name.as_bytes();
-    b.len() >= 2
-        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
-        && b[0].is_ascii_alphanumeric()
-        && b[b.len() - 1].is_ascii_alphanumeric()
+/// The keyed argument of a predicate entry (`labelsPresence` or `serviceAffinity`), once the
+/// argument object is checked: PodFitsResources' fields only on PodFitsResources, one key at most.
+fn keyed_argument(entry: &PredicatePolicy) -> Result<Option<(&'static str, &serde_json::Value)>, String> {
+    let Some(a) = entry.argument.as_ref() else { return Ok(None) };
+    if is_pod_fits_resources(&entry.name) {
+        if a.labels_presence.is_some() || a.service_affinity.is_some() {
+            return Err("argument: PodFitsResources takes only ignoredResources and ignoredResourceGroups".to_string());
+        }
+        return Ok(None);
+    }
+    if a.has_fit_fields() {
+        let field = if a.ignored_resources.is_some() { "ignoredResources" } else { "ignoredResourceGroups" };
+        return Err(format!("argument.{field}: only PodFitsResources takes it"));
+    }
+    match (&a.labels_presence, &a.service_affinity) {
+        (Some(_), Some(_)) => Err("argument: give either labelsPresence or serviceAffinity, not both".to_string()),
+        (Some(value), None) => Ok(Some(("labelsPresence", value))),
+        (None, Some(value)) => Ok(Some(("serviceAffinity", value))),
+        (None, None) => Err("argument: must hold labelsPresence or serviceAffinity".to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -488,6 +374,40 @@ mod tests {
     }
 
     #[test]
+    fn predicate_ordering_is_static_by_default_and_dynamic_keeps_the_pinned_entries_first() {
+        assert_eq!(plan(&format!("{{{HEAD}}}")).unwrap().ordering.mode(), OrderingMode::Static);
+        let p = plan(&format!(
+            r#"{{{HEAD},"predicateOrdering":"dynamic","predicates":[
+                {{"name":"PodFitsResources"}},
+                {{"name":"HostName","order":2}},
+                {{"name":"CheckNodeCondition"}},
+                {{"name":"PodToleratesNodeTaints","order":1}}
+            ]}}"#
+        ))
+        .unwrap();
+        assert_eq!(p.ordering.mode(), OrderingMode::Dynamic);
+        assert_eq!(p.pinned(), 2);
+        // Before anything is measured: the pinned two in the admin's order, then the
+        // unresolvable-only CheckNodeCondition before PodFitsResources.
+        assert_eq!(
+            p.ordered_predicate_names(),
+            ["PodToleratesNodeTaints", "HostName", "CheckNodeCondition", "PodFitsResources"]
+        );
+        let d = plan(&format!(r#"{{{HEAD},"predicateOrdering":"dynamic"}}"#)).unwrap();
+        assert_eq!((d.ordering.mode(), d.pinned()), (OrderingMode::Dynamic, 0));
+        let overridden = parse_policy_ordered(
+            "p",
+            &format!(r#"{{{HEAD},"predicateOrdering":"dynamic"}}"#),
+            Some(OrderingMode::Static),
+        );
+        assert_eq!(overridden.unwrap().ordering.mode(), OrderingMode::Static);
+        assert_eq!(
+            plan(&format!(r#"{{{HEAD},"predicateOrdering":"fastest"}}"#)).unwrap_err(),
+            "policy.json: predicateOrdering: must be \"static\" or \"dynamic\", found \"fastest\""
+        );
+    }
+
+    #[test]
     fn label_presence_takes_an_argument_and_may_have_a_custom_name() {
         let got = names(&format!(
             r#"{{{HEAD},"predicates":[
@@ -563,7 +483,8 @@ mod tests {
 
     #[test]
     fn pod_fits_resources_takes_ignored_resources_and_shares_them_with_general_predicates() {
-        use crate::predicates::{reasons_of, Reason};
+        use crate::framework::Reason;
+        use crate::predicates::reasons_of;
         use crate::testing::{NodeBuilder, PodBuilder};
         let plan = plan(&format!(
             r#"{{{HEAD},"predicates":[

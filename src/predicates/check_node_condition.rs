@@ -7,9 +7,9 @@
 //! upstream's `nodesWherePreemptionMightHelp` (node conditions do not change when pods are evicted).
 
 use crate::cluster::{ConditionFailure, NodeInfo};
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::check_node_unschedulable::ERR_NODE_UNSCHEDULABLE;
-use crate::predicates::{Predicate, Reason};
 
 pub const ERR_NODE_NOT_READY: Reason = Reason::unresolvable("node(s) were not ready");
 pub const ERR_NODE_OUT_OF_DISK: Reason = Reason::unresolvable("node(s) were out of disk space");
@@ -22,11 +22,19 @@ pub const ERR_NODE_NETWORK_UNAVAILABLE: Reason = Reason::unresolvable("node(s) h
 pub struct CheckNodeCondition;
 
 impl Predicate for CheckNodeCondition {
+    type State = ();
+
     fn name(&self) -> &str {
         "CheckNodeCondition"
     }
 
-    fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, _pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         for failure in node.condition_failures() {
             reasons.push(match failure {
                 ConditionFailure::NotReady => ERR_NODE_NOT_READY,
@@ -146,7 +154,7 @@ mod tests {
     #[test]
     fn every_reason_is_unresolvable() {
         for r in [ERR_NODE_NOT_READY, ERR_NODE_OUT_OF_DISK, ERR_NODE_NETWORK_UNAVAILABLE, ERR_NODE_UNSCHEDULABLE] {
-            assert!(!r.resolvable, "{r}");
+            assert!(!r.is_resolvable(), "{r}");
         }
     }
 

@@ -1,7 +1,7 @@
 //! CheckNodeDiskPressure: a node reporting DiskPressure takes no new pods.
 
+use crate::framework::Reason;
 use crate::predicates::node_pressure::NodePressure;
-use crate::predicates::Reason;
 
 pub const ERR_NODE_UNDER_DISK_PRESSURE: Reason = Reason::unresolvable("node(s) had disk pressure");
 

@@ -2,8 +2,12 @@
 //! labels (`presence: true`) or none of them (`presence: false`). Label values are not looked at.
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use std::sync::Arc;
+
+use serde::Deserialize;
+
+use crate::framework::{ClusterView, Failures, Predicate, PredicateArgs, Reason};
 
 pub const ERR_NODE_LABEL_PRESENCE_VIOLATED: Reason = Reason::unresolvable("node(s) didn't have the requested labels");
 
@@ -21,16 +25,45 @@ impl CheckNodeLabelPresence {
     }
 }
 
+/// The registry name.
+pub const NAME: &str = "CheckNodeLabelPresence";
+
+/// The Policy argument, under `labelsPresence`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Argument {
+    labels: Vec<String>,
+    presence: bool,
+}
+
+/// Builds it from its Policy entry (the registry makes sure it has its argument).
+pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, String> {
+    let value = args.argument.ok_or_else(|| format!("argument.labelsPresence: required by {NAME}"))?;
+    let argument = Argument::deserialize(value).map_err(|e| format!("argument.labelsPresence: {e}"))?;
+    if argument.labels.is_empty() {
+        return Err("argument.labelsPresence.labels: must list at least one label".to_string());
+    }
+    Ok(Arc::new(CheckNodeLabelPresence::new(args.name, argument.labels, argument.presence)))
+}
+
 impl Predicate for CheckNodeLabelPresence {
+    type State = ();
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn kind(&self) -> Option<crate::predicates::Kind> {
-        Some(crate::predicates::Kind::CheckNodeLabelPresence)
+    fn plugin(&self) -> &str {
+        NAME
     }
 
-    fn check(&self, _pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, _pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let node_labels = &node.node().metadata.labels;
         if self.labels.iter().any(|l| node_labels.contains_key(l) != self.presence) {
             reasons.push(ERR_NODE_LABEL_PRESENCE_VIOLATED);

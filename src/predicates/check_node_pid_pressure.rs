@@ -1,7 +1,7 @@
 //! CheckNodePIDPressure: a node reporting PIDPressure takes no new pods.
 
+use crate::framework::Reason;
 use crate::predicates::node_pressure::NodePressure;
-use crate::predicates::Reason;
 
 pub const ERR_NODE_UNDER_PID_PRESSURE: Reason = Reason::unresolvable("node(s) had pid pressure");
 

@@ -2,9 +2,9 @@
 //! `node.kubernetes.io/unschedulable:NoSchedule`.
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::pod_tolerates_node_taints::tolerates_parts;
-use crate::predicates::{Predicate, Reason};
 
 pub const ERR_NODE_UNSCHEDULABLE: Reason = Reason::unresolvable("node(s) were unschedulable");
 
@@ -15,11 +15,19 @@ pub const UNSCHEDULABLE_TAINT_KEY: &str = "node.kubernetes.io/unschedulable";
 pub struct CheckNodeUnschedulable;
 
 impl Predicate for CheckNodeUnschedulable {
+    type State = ();
+
     fn name(&self) -> &str {
         "CheckNodeUnschedulable"
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         if !node.node().spec.unschedulable {
             return;
         }

@@ -19,9 +19,11 @@ use std::sync::Arc;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
-use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::ClusterView;
+use crate::framework::PodContext;
+use serde::Deserialize;
+
+use crate::framework::{Failures, Predicate, PredicateArgs, PredicateState, Reason};
 use crate::selectors::LabelSelector;
 
 /// Upstream's `ErrServiceAffinityViolated`; not in its unresolvable list.
@@ -104,22 +106,23 @@ impl State {
             && !other.is_same_pod(incoming)
             && fellows_of(incoming).matches(&other.metadata.labels)
     }
+}
 
-    /// Updates the state as if `added` ran on `node` (the nominated-pod pass). Upstream appends the
-    /// pod to the matching pods, so it only decides when no other pod of the service runs; its node
-    /// is `node` (upstream would look the nominated pod's empty `spec.nodeName` up and fail).
-    pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
-        if self.first_pod_node().is_some() || !self.is_fellow(incoming, &added.pod) {
+impl PredicateState for State {
+    /// As if `added` ran on `node` (the nominated-pod pass). Upstream appends the pod to the
+    /// matching pods, so it only decides when no other pod of the service runs; its node is `node`
+    /// (upstream would look the nominated pod's empty `spec.nodeName` up and fail).
+    fn add_pod(&mut self, pod: &PodContext, added: &PodInfo, node: &NodeInfo) {
+        if self.first_pod_node().is_some() || !self.is_fellow(&pod.pod, &added.pod) {
             return;
         }
         self.added_node = Some(Arc::new(node.node().metadata.labels.clone()));
     }
 
-    /// Updates the state as if `removed` no longer ran on `node` (a preemption victim): upstream's
-    /// `removePod`, which drops it from the matching pods, so the next pod of the service may
-    /// become the first.
-    pub fn remove_pod(&mut self, incoming: &Pod, removed: &Arc<PodInfo>, node: &NodeInfo) {
-        if !self.is_fellow(incoming, &removed.pod) {
+    /// As if `removed` no longer ran on `node` (a preemption victim): upstream's `removePod`,
+    /// which drops it from the matching pods, so the next pod of the service may become the first.
+    fn remove_pod(&mut self, pod: &PodContext, removed: &PodInfo, node: &NodeInfo) {
+        if !self.is_fellow(&pod.pod, &removed.pod) {
             return;
         }
         if let Some(entry) = Arc::make_mut(&mut self.fellow_nodes).get_mut(node.name()) {
@@ -142,18 +145,48 @@ impl CheckServiceAffinity {
     }
 }
 
+/// The registry name.
+pub const NAME: &str = "CheckServiceAffinity";
+
+/// The Policy argument, under `serviceAffinity`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Argument {
+    labels: Vec<String>,
+}
+
+/// Builds it from its Policy entry (the registry makes sure it has its argument).
+pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, String> {
+    let value = args.argument.ok_or_else(|| format!("argument.serviceAffinity: required by {NAME}"))?;
+    let argument = Argument::deserialize(value).map_err(|e| format!("argument.serviceAffinity: {e}"))?;
+    if argument.labels.is_empty() {
+        return Err("argument.serviceAffinity.labels: must list at least one label".to_string());
+    }
+    Ok(Arc::new(CheckServiceAffinity::new(args.name, argument.labels)))
+}
+
 impl Predicate for CheckServiceAffinity {
+    type State = State;
+
     fn name(&self) -> &str {
         &self.name
     }
 
-    fn kind(&self) -> Option<crate::predicates::Kind> {
-        Some(crate::predicates::Kind::CheckServiceAffinity)
+    fn plugin(&self) -> &str {
+        NAME
     }
 
-    /// Without the per-request state (a bare `PodContext::new`) only the nodeSelector constrains.
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        let from_service = pod.service_affinity.as_ref().and_then(State::first_pod_node);
+    /// Not in upstream's unresolvable list.
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> State {
+        State::compute(pod, view)
+    }
+
+    fn check(&self, pod: &PodContext, state: &State, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        let from_service = state.first_pod_node();
         let node_selector = &pod.pod.spec.node_selector;
         let node_labels = &node.node().metadata.labels;
         let violated = self.labels.iter().any(|label| {
@@ -172,8 +205,7 @@ mod tests {
     use crate::cluster::objects::Node;
     use crate::cluster::{ClusterObject, Snapshot};
     use crate::engine::fits::fits_on_node;
-    use crate::policy::Plan;
-    use crate::predicates::Kind;
+    use crate::engine::{Plan, Prepared};
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{Service, ServiceSpec};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -225,14 +257,14 @@ mod tests {
         for s in services {
             snapshot.upsert(ClusterObject::Service(Box::new(s)));
         }
-        let plan = Plan { predicates: vec![Arc::new(predicate)], ..Plan::default() };
-        let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
+        let plan = Plan::of_predicates(vec![Arc::new(predicate)]);
+        let ctx = Prepared::new(&plan, incoming, &ClusterView::of(&snapshot));
         snapshot
             .node_names()
             .into_iter()
             .filter(|name| {
                 let node = snapshot.node_info(name).unwrap();
-                let reasons = fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name));
+                let reasons = fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name)).unwrap();
                 assert!(reasons.is_empty() || reasons == [FAIL], "{name}: {reasons:?}");
                 reasons.is_empty()
             })
@@ -405,7 +437,7 @@ mod tests {
     fn custom_name() {
         let p = CheckServiceAffinity::new("ZoneAffinity", vec![ZONE.to_string()]);
         assert_eq!(p.name(), "ZoneAffinity");
-        assert_eq!(p.kind(), Some(Kind::CheckServiceAffinity));
+        assert_eq!(p.plugin(), "CheckServiceAffinity");
         // The plan computes the state for it under its custom name.
         let got = fitting(p, vec![web_service()], vec![web("old").node("n2").build()], web("p").build());
         assert_eq!(got, ["n2"]);
@@ -419,11 +451,11 @@ mod tests {
         let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
         assert!(state.selected_by_service && state.first_pod_node().is_none());
         let nominee = |name: &str, app: &str| Arc::new(PodInfo::new(PodBuilder::new(name).label("app", app).build()));
-        state.add_pod(&ctx.pod, &nominee("db", "db"), &snapshot.node_info("n1").unwrap());
+        state.add_pod(&ctx, &nominee("db", "db"), &snapshot.node_info("n1").unwrap());
         assert!(state.first_pod_node().is_none(), "not a fellow");
-        state.add_pod(&ctx.pod, &nominee("w", "web"), &snapshot.node_info("n2").unwrap());
+        state.add_pod(&ctx, &nominee("w", "web"), &snapshot.node_info("n2").unwrap());
         assert_eq!(state.first_pod_node().and_then(|l| l.get(ZONE)).map(String::as_str), Some("b"));
-        state.add_pod(&ctx.pod, &nominee("w2", "web"), &snapshot.node_info("n1").unwrap());
+        state.add_pod(&ctx, &nominee("w2", "web"), &snapshot.node_info("n1").unwrap());
         assert_eq!(
             state.first_pod_node().and_then(|l| l.get(ZONE)).map(String::as_str),
             Some("b"),
@@ -433,7 +465,7 @@ mod tests {
         // Without a service, nominated pods change nothing.
         let lone = Snapshot::build(nodes(), []);
         let mut state = State::compute(&ctx, &ClusterView::of(&lone));
-        state.add_pod(&ctx.pod, &nominee("w", "web"), &lone.node_info("n2").unwrap());
+        state.add_pod(&ctx, &nominee("w", "web"), &lone.node_info("n2").unwrap());
         assert!(state.first_pod_node().is_none());
     }
 
@@ -449,13 +481,13 @@ mod tests {
         assert_eq!(zone(&state).as_deref(), Some("a"));
         let n1 = snapshot.node_info("n1").unwrap();
         let other = Arc::new(PodInfo::new(PodBuilder::new("db").label("app", "db").node("n1").build()));
-        state.remove_pod(&ctx.pod, &other, &n1);
-        state.remove_pod(&ctx.pod, &Arc::new(PodInfo::new(pods[0].clone())), &n1);
+        state.remove_pod(&ctx, &other, &n1);
+        state.remove_pod(&ctx, &Arc::new(PodInfo::new(pods[0].clone())), &n1);
         assert_eq!(zone(&state).as_deref(), Some("a"), "one web pod still runs on n1");
-        state.remove_pod(&ctx.pod, &Arc::new(PodInfo::new(pods[1].clone())), &n1);
+        state.remove_pod(&ctx, &Arc::new(PodInfo::new(pods[1].clone())), &n1);
         assert_eq!(zone(&state).as_deref(), Some("b"), "the next pod of the service is on n2");
         let n2 = snapshot.node_info("n2").unwrap();
-        state.remove_pod(&ctx.pod, &Arc::new(PodInfo::new(pods[2].clone())), &n2);
+        state.remove_pod(&ctx, &Arc::new(PodInfo::new(pods[2].clone())), &n2);
         assert_eq!(zone(&state), None, "no pod of the service runs: the pod is free");
         // The state computed for the request is not changed by the copy.
         assert_eq!(zone(&State::compute(&ctx, &ClusterView::of(&snapshot))).as_deref(), Some("a"));
@@ -472,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    fn without_state_only_the_node_selector_counts() {
+    fn without_a_service_only_the_node_selector_counts() {
         let node = NodeInfo::from_parts(NodeBuilder::new("n").label(ZONE, "a").build(), []);
         let reasons_of = crate::predicates::reasons_of;
         assert!(reasons_of(&zone_predicate(), web("p").build(), &node).is_empty());
@@ -484,13 +516,13 @@ mod tests {
     fn fitting_nodes_do_not_allocate_reasons() {
         let mut snapshot = Snapshot::build(nodes(), [web("old").node("n1").build()]);
         snapshot.upsert(ClusterObject::Service(Box::new(web_service())));
-        let plan = Plan { predicates: vec![Arc::new(zone_predicate())], ..Plan::default() };
-        let ctx = PodContext::for_request(web("p").build(), &ClusterView::of(&snapshot), &plan);
+        let ctx = PodContext::new(web("p").build());
+        let state = zone_predicate().prepare(&ctx, &ClusterView::of(&snapshot));
         let mut reasons = Vec::new();
-        zone_predicate().check(&ctx, &snapshot.node_info("n3").unwrap(), &mut reasons);
+        Predicate::check(&zone_predicate(), &ctx, &state, &snapshot.node_info("n3").unwrap(), &mut reasons);
         assert_eq!(reasons.capacity(), 0);
-        zone_predicate().check(&ctx, &snapshot.node_info("n2").unwrap(), &mut reasons);
+        Predicate::check(&zone_predicate(), &ctx, &state, &snapshot.node_info("n2").unwrap(), &mut reasons);
         assert_eq!(reasons, vec![FAIL]);
-        assert!(reasons[0].resolvable, "not in upstream's unresolvable list");
+        assert!(reasons[0].is_resolvable(), "not in upstream's unresolvable list");
     }
 }

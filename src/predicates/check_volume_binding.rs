@@ -28,7 +28,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use k8s_openapi::api::core::v1::{
     ObjectReference, PersistentVolume, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeSpec,
@@ -38,8 +38,8 @@ use k8s_openapi::api::core::v1::{
 use crate::cluster::objects::Pod;
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
 use crate::quantity::Quantity;
 use crate::selectors::{LabelSelector, NodeSelectorTerms};
 
@@ -69,7 +69,7 @@ static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 pub struct CheckVolumeBinding;
 
 fn unresolvable(message: String) -> Reason {
-    Reason::new(Cow::Owned(message), false)
+    Reason::unresolvable_owned(message)
 }
 
 /// The class a claim asks for: the beta annotation first, then `spec.storageClassName`; "" for none.
@@ -184,15 +184,38 @@ fn topology_matches(terms: &[TopologySelectorTerm], node_labels: &BTreeMap<Strin
 }
 
 /// The pod's claims, sorted as upstream's `GetPodVolumeClaims` sorts them (immediate claims have
-/// already failed the pod).
-struct PodClaims<'a> {
-    bound: Vec<&'a PersistentVolumeClaim>,
-    delayed: Vec<&'a PersistentVolumeClaim>,
+/// already failed the pod), with the volume objects the per-node check looks PVs up in.
+#[derive(Debug)]
+pub struct PodClaims {
+    volumes: VolumeObjects,
+    bound: Vec<Arc<PersistentVolumeClaim>>,
+    delayed: Vec<Arc<PersistentVolumeClaim>>,
 }
 
+/// What the predicate prepares once per request: the pod's claims resolved (upstream's
+/// PreFilter), or why they fail the pod on every node.
+#[derive(Debug, Clone)]
+pub enum State {
+    /// The pod uses no claim: it fits everywhere.
+    NoClaims,
+    /// A claim fails the pod on every node, for this reason.
+    Fails(Reason),
+    Claims(Arc<PodClaims>),
+}
+
+impl PredicateState for State {}
+
+/// How often each pod's claims were resolved, by pod name: what shows the resolution runs once
+/// per request.
+#[cfg(test)]
+pub(crate) static RESOLUTIONS: std::sync::Mutex<BTreeMap<String, usize>> = std::sync::Mutex::new(BTreeMap::new());
+
 /// What does not depend on the node: upstream's PreFilter (`podHasPVCs`, `GetPodVolumeClaims`).
-fn pod_claims(ctx: &PodContext) -> Result<PodClaims<'_>, Reason> {
-    let pod = &ctx.pod;
+fn pod_claims(pod: &Pod, volumes: &VolumeObjects) -> Result<PodClaims, Reason> {
+    #[cfg(test)]
+    if let Ok(mut counts) = RESOLUTIONS.lock() {
+        *counts.entry(pod.metadata.name.clone()).or_default() += 1;
+    }
     let namespace = &pod.metadata.namespace;
     let mut claims = Vec::new();
     for volume in &pod.spec.volumes {
@@ -204,7 +227,7 @@ fn pod_claims(ctx: &PodContext) -> Result<PodClaims<'_>, Reason> {
         } else {
             continue;
         };
-        let Some(pvc) = ctx.volumes.pvc(namespace, &name) else {
+        let Some(pvc) = volumes.pvc(namespace, &name) else {
             return Err(unresolvable(if ephemeral {
                 format!("waiting for ephemeral volume controller to create the persistentvolumeclaim \"{name}\"")
             } else {
@@ -226,16 +249,16 @@ fn pod_claims(ctx: &PodContext) -> Result<PodClaims<'_>, Reason> {
                 pod.metadata.name
             )));
         }
-        claims.push(pvc.as_ref());
+        claims.push(Arc::clone(pvc));
     }
 
     let mut bound = Vec::new();
     let mut delayed = Vec::new();
     let mut immediate = false;
     for pvc in claims {
-        if is_fully_bound(pvc) {
+        if is_fully_bound(&pvc) {
             bound.push(pvc);
-        } else if is_delay_binding_mode(pvc, &ctx.volumes)? && volume_name_of(pvc).is_empty() {
+        } else if is_delay_binding_mode(&pvc, volumes)? && volume_name_of(&pvc).is_empty() {
             delayed.push(pvc);
         } else {
             // Immediate binding, or pre-bound: the PV controller binds these, not the scheduler.
@@ -245,14 +268,14 @@ fn pod_claims(ctx: &PodContext) -> Result<PodClaims<'_>, Reason> {
     if immediate {
         return Err(ERR_UNBOUND_IMMEDIATE_CLAIMS);
     }
-    Ok(PodClaims { bound, delayed })
+    Ok(PodClaims { volumes: volumes.clone(), bound, delayed })
 }
 
 /// Upstream's `checkBoundClaims`: (every PV's affinity matches, every PV exists), stopping at the
 /// first claim that fails either.
 fn check_bound_claims(
     volumes: &VolumeObjects,
-    claims: &[&PersistentVolumeClaim],
+    claims: &[Arc<PersistentVolumeClaim>],
     node_labels: &BTreeMap<String, String>,
 ) -> (bool, bool) {
     for pvc in claims {
@@ -370,7 +393,7 @@ fn check_provisions(
 /// checkBoundClaims): whether each gets a PV or can be provisioned.
 fn check_unbound_claims(
     volumes: &VolumeObjects,
-    claims: &[&PersistentVolumeClaim],
+    claims: &[Arc<PersistentVolumeClaim>],
     node: &NodeInfo,
 ) -> Result<bool, Reason> {
     if claims.is_empty() {
@@ -379,7 +402,8 @@ fn check_unbound_claims(
     let node_labels = &node.node().metadata.labels;
     let mut to_match = Vec::new();
     let mut to_provision = Vec::new();
-    for &pvc in claims {
+    for pvc in claims {
+        let pvc: &PersistentVolumeClaim = pvc;
         match annotation(pvc, ANN_SELECTED_NODE) {
             Some(selected) if selected != node.name() => return Ok(false),
             Some(_) => to_provision.push(pvc),
@@ -408,24 +432,40 @@ fn check_unbound_claims(
 }
 
 impl Predicate for CheckVolumeBinding {
+    type State = State;
+
     fn name(&self) -> &str {
         "CheckVolumeBinding"
     }
 
-    fn check(&self, ctx: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        if !ctx.pod.spec.volumes.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()) {
-            return;
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    /// Resolves the pod's claims, once for the request.
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> State {
+        let pod = &pod.pod;
+        if !pod.spec.volumes.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some()) {
+            return State::NoClaims;
         }
-        let claims = match pod_claims(ctx) {
-            Ok(claims) => claims,
-            Err(reason) => {
-                reasons.push(reason);
+        match pod_claims(pod, view.volumes()) {
+            Ok(claims) => State::Claims(Arc::new(claims)),
+            Err(reason) => State::Fails(reason),
+        }
+    }
+
+    fn check(&self, _pod: &PodContext, state: &State, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        let claims = match state {
+            State::NoClaims => return,
+            State::Fails(reason) => {
+                reasons.push(reason.clone());
                 return;
             }
+            State::Claims(claims) => claims,
         };
         let (bound_satisfied, bound_pvs_found) =
-            check_bound_claims(&ctx.volumes, &claims.bound, &node.node().metadata.labels);
-        let unbound_satisfied = match check_unbound_claims(&ctx.volumes, &claims.delayed, node) {
+            check_bound_claims(&claims.volumes, &claims.bound, &node.node().metadata.labels);
+        let unbound_satisfied = match check_unbound_claims(&claims.volumes, &claims.delayed, node) {
             Ok(satisfied) => satisfied,
             Err(reason) => {
                 // An error replaces the node's reasons, as upstream.
@@ -674,11 +714,7 @@ mod tests {
     }
 
     fn run(objects: VolumeObjects, pod: Pod, node: &NodeInfo) -> Vec<Reason> {
-        let mut ctx = PodContext::new(pod);
-        ctx.volumes = objects;
-        let mut reasons = Vec::new();
-        CheckVolumeBinding.check(&ctx, node, &mut reasons);
-        reasons
+        crate::predicates::reasons_with(&CheckVolumeBinding, &objects, pod, node)
     }
 
     /// Runs a pod using all `claims`, in order, with the claims, PVs and [`classes`] in the cluster.
@@ -1034,6 +1070,43 @@ mod tests {
         assert_eq!(with(Some(Claim::new("p-scratch").class("dynamic").controller("uid-p")), vec![]), vec![]);
         let bound = Claim::new("p-scratch").bound("pv").controller("uid-p");
         assert_eq!(with(Some(bound), vec![Pv::new("pv", "", "1Gi").in_zones(&["b"])]), vec![ERR_VOLUME_NODE_CONFLICT]);
+    }
+
+    /// The claims are resolved in `prepare`, once per request: not per node, and not again in
+    /// the second pass of the nodes with nominated pods.
+    #[test]
+    fn claims_are_resolved_once_per_request_not_per_node() {
+        use crate::engine::{CancelFlag, Evaluator, Plan, RequestJob};
+        let mut objects = classes();
+        objects.upsert_pvc(Claim::new("data").class("local").0);
+        // A local PV in zone a: nodes in zone a fit, the others find no volume to bind.
+        objects.upsert_pv(Pv::new("pv", "local", "1Gi").in_zones(&["a"]).0);
+        let nodes: Vec<_> = (0..40)
+            .map(|i| NodeBuilder::new(&format!("n{i}")).label(ZONE, if i % 2 == 0 { "a" } else { "b" }).build())
+            .collect();
+        // A nominated pod of higher priority on every fourth node: a double pass there.
+        let nominated: Vec<_> = (0..40)
+            .step_by(4)
+            .map(|i| PodBuilder::new(&format!("vip-{i}")).nominated(&format!("n{i}")).priority(100).build())
+            .collect();
+        let snapshot = std::sync::Arc::new(crate::cluster::Snapshot::build(nodes, nominated).with_volumes(objects));
+        let mut pod = PodBuilder::new("claims-once").build();
+        pod.spec.volumes.push(claim_volume("data"));
+        let job = RequestJob {
+            plan: std::sync::Arc::new(Plan::of_predicates(vec![std::sync::Arc::new(CheckVolumeBinding)])),
+            pod,
+            candidates: (0..40).map(|i| crate::engine::Candidate::by_name(&snapshot, format!("n{i}"))).collect(),
+            snapshot,
+            from_request_nodes: false,
+            cancel: CancelFlag::new(),
+            timed: false,
+        };
+        let filtered = job.filter(&Evaluator::new(4).unwrap()).unwrap();
+        let fits = filtered.verdicts.iter().filter(|v| v.fits()).count();
+        assert_eq!(fits, 20, "the zone-a nodes");
+        assert_eq!(filtered.report.evaluations, [40]);
+        assert_eq!(filtered.report.second_passes, 10, "n0, n4, ... n36 are in zone a and pass pass 1");
+        assert_eq!(RESOLUTIONS.lock().unwrap().get("claims-once"), Some(&1));
     }
 
     #[test]

@@ -26,10 +26,10 @@ use k8s_openapi::api::core::v1::Affinity;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
-use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
+use crate::framework::ClusterView;
+use crate::framework::PodContext;
+use crate::framework::{Failures, Predicate, PredicateState, Reason};
 use crate::predicates::match_node_selector::matches_node_selector;
-use crate::predicates::{Predicate, Reason};
 use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
 
 pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason =
@@ -195,18 +195,6 @@ impl State {
         State { shared: Some(Arc::new(shared)), domains }
     }
 
-    /// Updates the state as if `added` ran on `node` (the nominated-pod pass): upstream's
-    /// `updateWithPod` with a delta of 1.
-    pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
-        self.update_with_pod(incoming, &added.pod, node, Domains::increment);
-    }
-
-    /// Updates the state as if `removed` no longer ran on `node` (a preemption victim): upstream's
-    /// `updateWithPod` with a delta of -1. The domain stays, with one pod fewer.
-    pub fn remove_pod(&mut self, incoming: &Pod, removed: &Arc<PodInfo>, node: &NodeInfo) {
-        self.update_with_pod(incoming, &removed.pod, node, Domains::decrement);
-    }
-
     fn update_with_pod(&mut self, incoming: &Pod, pod: &Pod, node: &NodeInfo, change: fn(&mut Domains, &str)) {
         let State { shared, domains } = self;
         let Some(shared) = shared.as_ref() else { return };
@@ -330,18 +318,41 @@ fn from_indexes(shared: &Shared, namespace: &str, view: &ClusterView<'_>) -> Opt
     Some(domains)
 }
 
+impl PredicateState for State {
+    /// As if `added` ran on `node` (the nominated-pod pass): upstream's `updateWithPod` with a
+    /// delta of 1.
+    fn add_pod(&mut self, pod: &PodContext, added: &PodInfo, node: &NodeInfo) {
+        self.update_with_pod(&pod.pod, &added.pod, node, Domains::increment);
+    }
+
+    /// As if `removed` no longer ran on `node` (a preemption victim): upstream's `updateWithPod`
+    /// with a delta of -1. The domain stays, with one pod fewer.
+    fn remove_pod(&mut self, pod: &PodContext, removed: &PodInfo, node: &NodeInfo) {
+        self.update_with_pod(&pod.pod, &removed.pod, node, Domains::decrement);
+    }
+}
+
 #[derive(Debug)]
 pub struct EvenPodsSpread;
 
 impl Predicate for EvenPodsSpread {
+    type State = State;
+
     fn name(&self) -> &str {
         "EvenPodsSpread"
     }
 
-    /// The state is computed per request whenever the plan has this predicate; a context without
-    /// it (a bare `PodContext::new`) has nothing to spread against and fits.
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        if let Some(reason) = pod.spread.as_ref().and_then(|s| s.violation(node)) {
+    /// A node without a topology key fails unresolvably, a skew too large resolvably.
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> State {
+        State::compute(pod, view)
+    }
+
+    fn check(&self, _pod: &PodContext, state: &State, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+        if let Some(reason) = state.violation(node) {
             reasons.push(reason);
         }
     }
@@ -353,7 +364,7 @@ mod tests {
     use crate::cluster::objects::Node;
     use crate::cluster::Snapshot;
     use crate::engine::fits::fits_on_node;
-    use crate::policy::Plan;
+    use crate::engine::{Plan, Prepared};
     use crate::testing::{requirement as req, term, NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::TopologySpreadConstraint;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sSelector;
@@ -400,7 +411,7 @@ mod tests {
     }
 
     fn plan() -> Plan {
-        Plan { predicates: vec![Arc::new(EvenPodsSpread)], ..Plan::default() }
+        Plan::of_predicates(vec![Arc::new(EvenPodsSpread)])
     }
 
     /// The reasons of every node, by name, as the engine finds them (state computed per request,
@@ -409,13 +420,13 @@ mod tests {
         let snapshot = Snapshot::build(nodes, pods);
         let plan = plan();
         assert_indexes_count_as_the_walk(&snapshot, &incoming);
-        let ctx = PodContext::for_request(incoming, &ClusterView::of(&snapshot), &plan);
+        let ctx = Prepared::new(&plan, incoming, &ClusterView::of(&snapshot));
         snapshot
             .node_names()
             .into_iter()
             .map(|name| {
                 let node = snapshot.node_info(name).unwrap();
-                (name.to_string(), fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name)))
+                (name.to_string(), fits_on_node(&plan, &ctx, &node, snapshot.nominated_on(name)).unwrap())
             })
             .collect()
     }
@@ -607,16 +618,16 @@ mod tests {
             vec![running("p-b", "node-b", "web")],
         );
         let pod = pod_with(&[("app", "web")], vec![hard(1, HOST, "web")]);
-        let ctx = PodContext::for_request(pod.clone(), &ClusterView::of(&snapshot), &plan());
-        let state = ctx.spread.clone().unwrap();
+        let ctx = PodContext::new(pod.clone());
+        let state = EvenPodsSpread.prepare(&ctx, &ClusterView::of(&snapshot));
         let gone =
             Arc::new(PodInfo::new(PodBuilder::new("x").node("node-b").label("app", "web").terminating().build()));
         let node_b = snapshot.node_info("node-b").unwrap();
         let mut added = state.clone();
-        added.add_pod(&pod, &gone, &node_b);
+        added.add_pod(&ctx, &gone, &node_b);
         assert_eq!(added.domains, state.domains);
         let mut removed = state.clone();
-        removed.remove_pod(&pod, &gone, &node_b);
+        removed.remove_pod(&ctx, &gone, &node_b);
         assert_eq!(removed.domains, state.domains);
     }
 
@@ -1023,7 +1034,7 @@ mod tests {
         assert_eq!((state.domains[0].min, state.domains[0].counts.len()), (0, 2));
         let add = |state: &mut State, name: &str, node: &str, app: &str, ns: &str| {
             let pod = Arc::new(PodInfo::new(PodBuilder::new(name).namespace(ns).label("app", app).build()));
-            state.add_pod(&ctx.pod, &pod, &snapshot.node_info(node).unwrap());
+            state.add_pod(&ctx, &pod, &snapshot.node_info(node).unwrap());
         };
         add(&mut state, "w1", "n1", "web", "default");
         assert_eq!((state.domains[0].count("a"), state.domains[0].min), (1, 0));
@@ -1056,7 +1067,7 @@ mod tests {
         assert_eq!((state.domains[0].count("a"), state.domains[0].count("b"), state.domains[0].min), (1, 2, 1));
         let remove = |state: &mut State, i: usize| {
             let pod = Arc::new(PodInfo::new(pods[i].clone()));
-            state.remove_pod(&ctx.pod, &pod, &snapshot.node_info(&pods[i].spec.node_name).unwrap());
+            state.remove_pod(&ctx, &pod, &snapshot.node_info(&pods[i].spec.node_name).unwrap());
         };
         remove(&mut state, 3);
         assert_eq!(state.domains[0].count("a"), 1, "another namespace's pod was never counted");
@@ -1077,17 +1088,20 @@ mod tests {
         let mut state = State::compute(&ctx, &ClusterView::of(&snapshot));
         assert_eq!(state.domains[0].counts.len(), 1, "only zone b is eligible");
         let web = Arc::new(PodInfo::new(PodBuilder::new("w").label("app", "web").build()));
-        state.add_pod(&ctx.pod, &web, &snapshot.node_info("n1").unwrap());
+        state.add_pod(&ctx, &web, &snapshot.node_info("n1").unwrap());
         assert_eq!(state.domains[0].counts.len(), 1, "n1 fails the node affinity: not counted");
-        state.add_pod(&ctx.pod, &web, &snapshot.node_info("n2").unwrap());
+        state.add_pod(&ctx, &web, &snapshot.node_info("n2").unwrap());
         assert_eq!(state.domains[0].count("b"), 1);
     }
 
     #[test]
-    fn without_state_or_constraints_every_node_fits() {
+    fn without_constraints_every_node_fits_and_without_state_none_does() {
         let node = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
-        let pod = pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]);
-        assert!(crate::predicates::reasons_of(&EvenPodsSpread, pod, &node).is_empty());
+        let pod = PodContext::new(pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]));
+        let mut reasons = Vec::new();
+        let missing = crate::framework::AnyPredicate::check(&EvenPodsSpread, &pod, None, &node, &mut reasons);
+        assert_eq!(missing, Err(crate::framework::MissingState { predicate: "EvenPodsSpread".into() }));
+        assert_eq!(crate::predicates::reasons_of(&EvenPodsSpread, pod.pod.clone(), &node), [MISSING]);
         let snapshot = Snapshot::build(vec![NodeBuilder::new("n").build()], vec![]);
         let ctx = PodContext::new(PodBuilder::new("p").build());
         let state = State::compute(&ctx, &ClusterView::of(&snapshot));
@@ -1098,20 +1112,19 @@ mod tests {
     #[test]
     fn fitting_nodes_do_not_allocate_reasons() {
         let snapshot = Snapshot::build(three_zones(), many("w", 1, "n3", "web"));
-        let ctx = PodContext::for_request(
-            pod_with(&[("app", "web")], vec![hard(1, ZONE, "web"), hard(1, HOST, "web")]),
-            &ClusterView::of(&snapshot),
-            &plan(),
-        );
+        let ctx = PodContext::new(pod_with(&[("app", "web")], vec![hard(1, ZONE, "web"), hard(1, HOST, "web")]));
+        let state = EvenPodsSpread.prepare(&ctx, &ClusterView::of(&snapshot));
         let mut reasons = Vec::new();
-        EvenPodsSpread.check(&ctx, &snapshot.node_info("n1").unwrap(), &mut reasons);
+        Predicate::check(&EvenPodsSpread, &ctx, &state, &snapshot.node_info("n1").unwrap(), &mut reasons);
         assert!(reasons.is_empty());
         assert_eq!(reasons.capacity(), 0);
     }
 
     #[test]
     fn is_registered() {
-        use crate::predicates::Kind;
-        assert_eq!(Kind::EvenPodsSpread.instantiate().map(|p| p.name().to_string()), Some("EvenPodsSpread".into()));
+        assert_eq!(
+            crate::registry::predicate("EvenPodsSpread").map(|p| p.name().to_string()),
+            Some("EvenPodsSpread".into())
+        );
     }
 }

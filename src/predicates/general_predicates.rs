@@ -4,12 +4,12 @@
 //! shared that list between the two.
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::host_name::{fits_host, ERR_POD_NOT_MATCH_HOST_NAME};
 use crate::predicates::match_node_selector::{matches_node_selector, ERR_NODE_SELECTOR_NOT_MATCH};
 use crate::predicates::pod_fits_host_ports::{fits_host_ports, ERR_POD_NOT_FITS_HOST_PORTS};
 use crate::predicates::pod_fits_resources::{check_resources, IgnoredResources};
-use crate::predicates::{Predicate, Reason};
 
 #[derive(Debug, Default)]
 pub struct GeneralPredicates {
@@ -23,11 +23,19 @@ impl GeneralPredicates {
 }
 
 impl Predicate for GeneralPredicates {
+    type State = ();
+
     fn name(&self) -> &str {
         "GeneralPredicates"
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         check_resources(pod, node, &self.ignored, reasons);
         if !fits_host(pod, node) {
             reasons.push(ERR_POD_NOT_MATCH_HOST_NAME);
@@ -79,7 +87,12 @@ mod tests {
         let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);
         let pod = || PodBuilder::new("p").req(&[("example.com/foo", "1"), ("nvidia.com/gpu", "1")]).build();
         let ignored = IgnoredResources::new(vec!["example.com/foo".to_string()], vec![]).unwrap();
-        let short = |name: &str| Reason::new(std::borrow::Cow::Owned(format!("Insufficient {name}")), true);
+        let short = |name: &str| {
+            Reason::new(
+                std::borrow::Cow::Owned(format!("Insufficient {name}")),
+                crate::framework::ReasonKind::Resolvable,
+            )
+        };
         assert_eq!(
             reasons_of(&GeneralPredicates::default(), pod(), &node),
             vec![short("example.com/foo"), short("nvidia.com/gpu")]

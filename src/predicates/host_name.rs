@@ -1,8 +1,8 @@
 //! HostName: a pod that names its node (`spec.nodeName`) fits only that node.
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 
 pub const ERR_POD_NOT_MATCH_HOST_NAME: Reason = Reason::unresolvable("node(s) didn't match the requested hostname");
 
@@ -16,11 +16,19 @@ pub fn fits_host(pod: &PodContext, node: &NodeInfo) -> bool {
 }
 
 impl Predicate for HostName {
+    type State = ();
+
     fn name(&self) -> &str {
         "HostName"
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         if !fits_host(pod, node) {
             reasons.push(ERR_POD_NOT_MATCH_HOST_NAME);
         }

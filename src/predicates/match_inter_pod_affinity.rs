@@ -39,9 +39,9 @@ use k8s_openapi::api::core::v1::PodAffinityTerm;
 use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
-use crate::engine::view::ClusterView;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::ClusterView;
+use crate::framework::PodContext;
+use crate::framework::{Failures, Predicate, PredicateState, Reason};
 
 /// Listed first beside each of the three below (upstream's `ErrPodAffinityNotMatch`); resolvable.
 pub const ERR_POD_AFFINITY_NOT_MATCH: Reason = Reason::resolvable("node(s) didn't match pod affinity/anti-affinity");
@@ -190,17 +190,6 @@ impl State {
         state
     }
 
-    /// Updates the state as if `added` ran on `node` (the nominated-pod pass).
-    pub fn add_pod(&mut self, incoming: &Pod, added: &Arc<PodInfo>, node: &NodeInfo) {
-        self.change(Change::Add, incoming, &added.pod, node);
-    }
-
-    /// Updates the state as if `removed` no longer ran on `node` (a preemption victim): upstream's
-    /// `RemovePod` of the predicate metadata.
-    pub fn remove_pod(&mut self, incoming: &Pod, removed: &Arc<PodInfo>, node: &NodeInfo) {
-        self.change(Change::Remove, incoming, &removed.pod, node);
-    }
-
     fn change(&mut self, change: Change, incoming: &Pod, other: &Pod, node: &NodeInfo) {
         let node_labels = &node.node().metadata.labels;
         self.count_anti_affinity_of(change, other, incoming, node_labels);
@@ -259,17 +248,39 @@ impl State {
     }
 }
 
+impl PredicateState for State {
+    /// As if `added` ran on `node` (the nominated-pod pass).
+    fn add_pod(&mut self, pod: &PodContext, added: &PodInfo, node: &NodeInfo) {
+        self.change(Change::Add, &pod.pod, &added.pod, node);
+    }
+
+    /// As if `removed` no longer ran on `node` (a preemption victim): upstream's `RemovePod` of
+    /// the predicate metadata.
+    fn remove_pod(&mut self, pod: &PodContext, removed: &PodInfo, node: &NodeInfo) {
+        self.change(Change::Remove, &pod.pod, &removed.pod, node);
+    }
+}
+
 #[derive(Debug)]
 pub struct MatchInterPodAffinity;
 
 impl Predicate for MatchInterPodAffinity {
+    type State = State;
+
     fn name(&self) -> &str {
         "MatchInterPodAffinity"
     }
 
-    /// Without a computed state (a context made without the plan) there is nothing to check.
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        let Some(state) = pod.inter_pod_affinity.as_ref() else { return };
+    /// The pod's own affinity failing is unresolvable; the rest is resolvable.
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>) -> State {
+        State::compute(pod, view)
+    }
+
+    fn check(&self, _pod: &PodContext, state: &State, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let node_labels = &node.node().metadata.labels;
         let failed = if !state.satisfies_existing_anti_affinity(node_labels) {
             ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
@@ -290,7 +301,7 @@ mod tests {
     use crate::cluster::objects::Node;
     use crate::cluster::{ClusterObject, Snapshot};
     use crate::engine::fits::{fits_on_node, run_predicates};
-    use crate::policy::Plan;
+    use crate::engine::{Plan, Prepared};
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{Affinity, Namespace, PodAffinity, PodAntiAffinity};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -406,17 +417,23 @@ mod tests {
         snapshot
     }
 
-    fn context(snapshot: &Snapshot, pod: Pod) -> PodContext {
-        let mut ctx = PodContext::new(pod);
-        ctx.inter_pod_affinity = Some(State::compute(&ctx, &ClusterView::of(snapshot)));
-        ctx
+    /// The pod and the predicate's state for it.
+    struct Ctx {
+        pod: PodContext,
+        state: State,
+    }
+
+    fn context(snapshot: &Snapshot, pod: Pod) -> Ctx {
+        let pod = PodContext::new(pod);
+        let state = MatchInterPodAffinity.prepare(&pod, &ClusterView::of(snapshot));
+        Ctx { pod, state }
     }
 
     /// The specific reason on the node, after checking it comes second, behind
     /// [`ERR_POD_AFFINITY_NOT_MATCH`], as upstream lists them.
-    fn reason_on(ctx: &PodContext, node: &NodeInfo) -> Option<Reason> {
+    fn reason_on(ctx: &Ctx, node: &NodeInfo) -> Option<Reason> {
         let mut reasons = Vec::new();
-        MatchInterPodAffinity.check(ctx, node, &mut reasons);
+        Predicate::check(&MatchInterPodAffinity, &ctx.pod, &ctx.state, node, &mut reasons);
         match reasons.as_slice() {
             [] => None,
             [general, specific] if *general == ERR_POD_AFFINITY_NOT_MATCH => Some(specific.clone()),
@@ -757,20 +774,33 @@ mod tests {
             let snapshot = Snapshot::build([node1], pods);
             let ctx = context(&snapshot, incoming);
             let mut got = Vec::new();
-            MatchInterPodAffinity.check(&ctx, &snapshot.node_info("machine1").unwrap(), &mut got);
+            Predicate::check(
+                &MatchInterPodAffinity,
+                &ctx.pod,
+                &ctx.state,
+                &snapshot.node_info("machine1").unwrap(),
+                &mut got,
+            );
             assert_eq!(got, want, "{name}");
-            let unresolvable = got.iter().any(|r| !r.resolvable);
+            let unresolvable = got.iter().any(|r| !r.is_resolvable());
             assert_eq!(unresolvable, want.contains(&aff), "{name}: only the pod's affinity is unresolvable");
         }
     }
 
     #[test]
-    fn without_state_nothing_is_checked() {
+    fn a_missing_state_is_an_error_not_a_pass() {
         let node = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
-        let pod = affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
-        assert!(crate::predicates::reasons_of(&MatchInterPodAffinity, pod, &node).is_empty());
-        let mut ctx = PodContext::new(PodBuilder::new("p").build());
-        ctx.inter_pod_affinity = Some(State::default());
+        let pod = PodContext::new(affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]));
+        let mut reasons = Vec::new();
+        let got = crate::framework::AnyPredicate::check(&MatchInterPodAffinity, &pod, None, &node, &mut reasons);
+        assert_eq!(got, Err(crate::framework::MissingState { predicate: "MatchInterPodAffinity".into() }));
+        // Another predicate's state is no better.
+        assert!(crate::framework::AnyPredicate::check(&MatchInterPodAffinity, &pod, Some(&()), &node, &mut reasons)
+            .is_err());
+        assert!(reasons.is_empty());
+        // Prepared over the one node (no db anywhere, the pod not a db itself): the affinity fails.
+        assert_eq!(crate::predicates::reasons_of(&MatchInterPodAffinity, pod.pod.clone(), &node).len(), 2);
+        let ctx = Ctx { pod: PodContext::new(PodBuilder::new("p").build()), state: State::default() };
         assert_eq!(reason_on(&ctx, &node), None);
     }
 
@@ -783,25 +813,24 @@ mod tests {
         let snapshot = cluster(vec![]);
         let node = |n: &str| snapshot.node_info(n).unwrap();
         let on = |state: &State, pod: &Pod, n: &str| {
-            let mut ctx = PodContext::new(pod.clone());
-            ctx.inter_pod_affinity = Some(state.clone());
-            reason_on(&ctx, &node(n))
+            reason_on(&Ctx { pod: PodContext::new(pod.clone()), state: state.clone() }, &node(n))
         };
+        let ctx = |pod: &Pod| PodContext::new(pod.clone());
         let db = nominated(PodBuilder::new("db").label("app", "db").nominated("a1").build());
 
         // The pod's affinity: satisfied in the zone of the node the nominated pod is added on.
         let pod = affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
-        let state = context(&snapshot, pod.clone()).inter_pod_affinity.unwrap();
+        let state = context(&snapshot, pod.clone()).state;
         let mut added = state.clone();
-        added.add_pod(&pod, &db, &node("a1"));
+        added.add_pod(&ctx(&pod), &db, &node("a1"));
         assert_eq!(on(&state, &pod, "a2"), AFF);
         assert_eq!(on(&added, &pod, "a2"), OK);
         assert_eq!(on(&added, &pod, "b1"), AFF);
 
         // The pod's anti-affinity: the nominated pod's zone is blocked.
         let pod = anti(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
-        let mut added = context(&snapshot, pod.clone()).inter_pod_affinity.unwrap();
-        added.add_pod(&pod, &db, &node("a1"));
+        let mut added = context(&snapshot, pod.clone()).state;
+        added.add_pod(&ctx(&pod), &db, &node("a1"));
         assert_eq!(on(&added, &pod, "a2"), ANTI);
         assert_eq!(on(&added, &pod, "b1"), OK);
 
@@ -811,8 +840,8 @@ mod tests {
             vec![with_namespace_selector(term(&[("app", "web")], ZONE), &[("team", "a")])],
         ));
         let pod = PodBuilder::new("p").namespace("team-a").label("app", "web").build();
-        let mut added = context(&snapshot, pod.clone()).inter_pod_affinity.unwrap();
-        added.add_pod(&pod, &guard, &node("b1"));
+        let mut added = context(&snapshot, pod.clone()).state;
+        added.add_pod(&ctx(&pod), &guard, &node("b1"));
         assert_eq!(on(&added, &pod, "b2"), EXIST);
         assert_eq!(on(&added, &pod, "a1"), OK);
     }
@@ -852,9 +881,9 @@ mod tests {
         for (name, pods, pod, removed) in cases {
             let snapshot = cluster(pods.clone());
             let mut ctx = context(&snapshot, pod.clone());
-            let state = ctx.inter_pod_affinity.as_mut().unwrap();
             for p in pods.iter().filter(|p| removed.contains(&p.metadata.name.as_str())) {
-                state.remove_pod(&pod, &nominated(p.clone()), &snapshot.node_info(&p.spec.node_name).unwrap());
+                let node = snapshot.node_info(&p.spec.node_name).unwrap();
+                ctx.state.remove_pod(&ctx.pod, &nominated(p.clone()), &node);
             }
             let got: Vec<_> = NODES.iter().map(|n| reason_on(&ctx, &snapshot.node_info(n).unwrap())).collect();
             let kept = pods.into_iter().filter(|p| !removed.contains(&p.metadata.name.as_str())).collect();
@@ -863,7 +892,7 @@ mod tests {
     }
 
     fn plan() -> Plan {
-        Plan { predicates: vec![Arc::new(MatchInterPodAffinity)], ..Plan::default() }
+        Plan::of_predicates(vec![Arc::new(MatchInterPodAffinity)])
     }
 
     fn aff_reasons() -> Vec<Reason> {
@@ -879,20 +908,24 @@ mod tests {
         ]);
         let view = ClusterView::of(&snapshot);
         let fits = |pod: Pod, name: &str| {
-            let ctx = PodContext::for_request(pod, &view, &plan());
+            let ctx = Prepared::new(&plan(), pod, &view);
             let (node, nominated) = snapshot.candidate(name).unwrap();
-            fits_on_node(&plan(), &ctx, &node, &nominated)
+            fits_on_node(&plan(), &ctx, &node, &nominated).unwrap()
         };
 
         // Affinity to the nominated db holds in pass 1 only: the db may never land.
         let needs_db = || affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]);
-        let ctx = PodContext::for_request(needs_db(), &view, &plan());
+        let ctx = Prepared::new(&plan(), needs_db(), &view);
         let (node, nominated) = snapshot.candidate("a2").unwrap();
         let (a1, on_a1) = snapshot.candidate("a1").unwrap();
         let pass_one = ctx.with_added_pods(&a1, &[&on_a1[0]]).unwrap();
-        assert!(run_predicates(&plan(), &pass_one, &a1.with_added_pods(on_a1.iter())).is_empty(), "pass 1");
-        assert_eq!(run_predicates(&plan(), &pass_one, &node), vec![], "the added db counts for its whole zone");
-        assert_eq!(run_predicates(&plan(), &ctx, &a1), aff_reasons(), "pass 2");
+        assert!(run_predicates(&plan(), &pass_one, &a1.with_added_pods(on_a1.iter())).unwrap().is_empty(), "pass 1");
+        assert_eq!(
+            run_predicates(&plan(), &pass_one, &node).unwrap(),
+            vec![],
+            "the added db counts for its whole zone"
+        );
+        assert_eq!(run_predicates(&plan(), &ctx, &a1).unwrap(), aff_reasons(), "pass 2");
         assert_eq!(fits(needs_db(), "a1"), aff_reasons());
         assert!(nominated.is_empty());
 
@@ -900,11 +933,11 @@ mod tests {
         let mut with_db = snapshot.clone();
         with_db.upsert_pod(PodBuilder::new("db-b").label("app", "db").node("b2").build());
         let view = ClusterView::of(&with_db);
-        let ctx = PodContext::for_request(needs_db(), &view, &plan());
+        let ctx = Prepared::new(&plan(), needs_db(), &view);
         let (node, nominated) = with_db.candidate("a1").unwrap();
-        assert_eq!(fits_on_node(&plan(), &ctx, &node, &nominated), aff_reasons());
+        assert_eq!(fits_on_node(&plan(), &ctx, &node, &nominated).unwrap(), aff_reasons());
         let (node, nominated) = with_db.candidate("b2").unwrap();
-        assert!(fits_on_node(&plan(), &ctx, &node, &nominated).is_empty());
+        assert!(fits_on_node(&plan(), &ctx, &node, &nominated).unwrap().is_empty());
 
         // The nominated guard's anti-affinity fails pass 1 on its node.
         let web = || PodBuilder::new("web").label("app", "web").build();

@@ -2,8 +2,8 @@
 //! node affinity (see [`crate::selectors`] for the term semantics).
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 
 pub const ERR_NODE_SELECTOR_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match node selector");
 
@@ -18,11 +18,19 @@ pub fn matches_node_selector(pod: &PodContext, node: &NodeInfo) -> bool {
 }
 
 impl Predicate for MatchNodeSelector {
+    type State = ();
+
     fn name(&self) -> &str {
         "MatchNodeSelector"
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         if !matches_node_selector(pod, node) {
             reasons.push(ERR_NODE_SELECTOR_NOT_MATCH);
         }

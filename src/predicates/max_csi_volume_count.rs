@@ -34,9 +34,10 @@ use k8s_openapi::api::storage::v1::CSINode;
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::predicates::volume_count::Volumes;
 use crate::predicates::volume_count::{allocatable_limit, bound_volume, claim_of, count_unique, ClaimRef, VolumeId};
-use crate::predicates::{Predicate, Reason};
 
 pub use crate::predicates::volume_count::ERR_MAX_VOLUME_COUNT_EXCEEDED;
 
@@ -183,30 +184,41 @@ fn sha1(data: &[u8]) -> [u8; 20] {
 }
 
 impl Predicate for MaxCSIVolumeCount {
+    type State = Volumes;
+
     fn name(&self) -> &str {
         "MaxCSIVolumeCount"
     }
 
-    fn check(&self, ctx: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    /// Over the limit is resolvable; a claim that cannot be used is not.
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, view: &ClusterView<'_>) -> Volumes {
+        Volumes::of(view)
+    }
+
+    fn check(&self, ctx: &PodContext, volumes: &Volumes, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let pod = &ctx.pod;
         if pod.spec.volumes.is_empty() {
             return;
         }
         let mut new = Vec::new();
-        if let Err(reason) = csi_volumes(&ctx.volumes, pod, &mut new) {
+        if let Err(reason) = csi_volumes(&volumes.0, pod, &mut new) {
             reasons.push(reason);
             return;
         }
         if new.is_empty() {
             return;
         }
-        let csi_node = ctx.volumes.csi_node(node.name()).map(|c| &**c);
+        let csi_node = volumes.0.csi_node(node.name()).map(|c| &**c);
         if !has_any_limit(node.node(), csi_node) {
             return;
         }
         let mut existing = Vec::new();
         for p in node.pods.pods() {
-            if let Err(reason) = csi_volumes(&ctx.volumes, &p.pod, &mut existing) {
+            if let Err(reason) = csi_volumes(&volumes.0, &p.pod, &mut existing) {
                 reasons.push(reason);
                 return;
             }

@@ -14,8 +14,8 @@
 use k8s_openapi::api::core::v1::{RBDVolumeSource, Volume};
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 
 pub const ERR_DISK_CONFLICT: Reason = Reason::resolvable("node(s) had no available disk");
 
@@ -66,11 +66,19 @@ pub fn is_volume_conflict(v: &Volume, existing: &Volume) -> bool {
 }
 
 impl Predicate for NoDiskConflict {
+    type State = ();
+
     fn name(&self) -> &str {
         "NoDiskConflict"
     }
 
-    fn check(&self, ctx: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, ctx: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         for v in ctx.pod.spec.volumes.iter().filter(|v| may_conflict(v)) {
             let conflict = node
                 .pods

@@ -17,15 +17,17 @@
 //!   (`volumehelpers.LabelZonesToSet`). A PV label that does not parse (an empty zone in the list)
 //!   is ignored, as upstream does.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::PersistentVolume;
 
+use crate::cluster::objects::Pod;
+use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::check_volume_binding::{claim_class, WAIT_FOR_FIRST_CONSUMER};
-use crate::predicates::{Predicate, Reason};
+use crate::predicates::volume_count::Volumes;
 
 pub const ERR_VOLUME_ZONE_CONFLICT: Reason = Reason::unresolvable("node(s) had no available volume zone");
 
@@ -44,7 +46,7 @@ const MULTI_ZONE_DELIMITER: &str = "__";
 pub struct NoVolumeZoneConflict;
 
 fn unresolvable(message: String) -> Reason {
-    Reason::new(Cow::Owned(message), false)
+    Reason::unresolvable_owned(message)
 }
 
 /// The GA key of a deprecated beta topology key; other keys unchanged.
@@ -57,12 +59,15 @@ fn translate_to_ga_label(key: &str) -> &str {
 }
 
 /// The PersistentVolume a claim is bound to; `None` for an unbound `WaitForFirstConsumer` claim.
-fn bound_volume<'a>(ctx: &'a PodContext, claim_name: &str) -> Result<Option<&'a PersistentVolume>, Reason> {
+fn bound_volume<'a>(
+    volumes: &'a VolumeObjects,
+    pod: &Pod,
+    claim_name: &str,
+) -> Result<Option<&'a PersistentVolume>, Reason> {
     if claim_name.is_empty() {
         return Err(Reason::unresolvable("PersistentVolumeClaim had no name"));
     }
-    let volumes = &ctx.volumes;
-    let Some(pvc) = volumes.pvc(&ctx.pod.metadata.namespace, claim_name) else {
+    let Some(pvc) = volumes.pvc(&pod.metadata.namespace, claim_name) else {
         return Err(unresolvable(format!("persistentvolumeclaim \"{claim_name}\" not found")));
     };
     let pv_name = pvc.spec.as_ref().and_then(|s| s.volume_name.as_deref()).unwrap_or_default();
@@ -109,11 +114,21 @@ fn volume_fits_node(pv: &PersistentVolume, node_labels: &BTreeMap<String, String
 }
 
 impl Predicate for NoVolumeZoneConflict {
+    type State = Volumes;
+
     fn name(&self) -> &str {
         "NoVolumeZoneConflict"
     }
 
-    fn check(&self, ctx: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, view: &ClusterView<'_>) -> Volumes {
+        Volumes::of(view)
+    }
+
+    fn check(&self, ctx: &PodContext, volumes: &Volumes, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let labels = &node.node().metadata.labels;
         // Looked up only for a pod with a bound claim: most pods have none, and this runs per node.
         let node_has_zone = || TOPOLOGY_LABELS.iter().any(|k| labels.contains_key(*k));
@@ -124,7 +139,7 @@ impl Predicate for NoVolumeZoneConflict {
             let Some(source) = &volume.persistent_volume_claim else {
                 continue;
             };
-            match bound_volume(ctx, &source.claim_name) {
+            match bound_volume(&volumes.0, &ctx.pod, &source.claim_name) {
                 Err(reason) => {
                     reasons.push(reason);
                     return;
@@ -203,11 +218,7 @@ mod tests {
     }
 
     fn run(objects: VolumeObjects, pod: Pod, node: &NodeInfo) -> Vec<Reason> {
-        let mut ctx = PodContext::new(pod);
-        ctx.volumes = objects;
-        let mut reasons = Vec::new();
-        NoVolumeZoneConflict.check(&ctx, node, &mut reasons);
-        reasons
+        crate::predicates::reasons_with(&NoVolumeZoneConflict, &objects, pod, node)
     }
 
     /// The objects of one claim `data` bound to a PV `vol` with these labels.

@@ -2,8 +2,8 @@
 //! refuses pods (all of them, or only BestEffort ones for memory).
 
 use crate::cluster::{NodeConditions, NodeInfo};
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 
 /// A pressure predicate: its Policy name, the condition it reads and the reason it reports.
 #[derive(Debug)]
@@ -17,11 +17,19 @@ pub struct NodePressure {
 }
 
 impl Predicate for NodePressure {
+    type State = ();
+
     fn name(&self) -> &str {
         self.name
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         if (pod.best_effort || !self.best_effort_only) && (self.condition)(&node.conditions()) {
             reasons.push(self.reason.clone());
         }

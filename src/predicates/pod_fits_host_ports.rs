@@ -2,8 +2,8 @@
 //! wildcard that conflicts with every IP.
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 
 pub const ERR_POD_NOT_FITS_HOST_PORTS: Reason =
     Reason::resolvable("node(s) didn't have free ports for the requested pod ports");
@@ -18,11 +18,19 @@ pub fn fits_host_ports(pod: &PodContext, node: &NodeInfo) -> bool {
 }
 
 impl Predicate for PodFitsHostPorts {
+    type State = ();
+
     fn name(&self) -> &str {
         "PodFitsHostPorts"
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         if !fits_host_ports(pod, node) {
             reasons.push(ERR_POD_NOT_FITS_HOST_PORTS);
         }

@@ -9,61 +9,16 @@
 
 use std::borrow::Cow;
 
-use crate::cluster::resources::is_extended_resource_name;
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::label_syntax;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason, ReasonKind};
 
 pub const ERR_INSUFFICIENT_PODS: Reason = Reason::resolvable("Insufficient pods");
 pub const ERR_INSUFFICIENT_CPU: Reason = Reason::resolvable("Insufficient cpu");
 pub const ERR_INSUFFICIENT_MEMORY: Reason = Reason::resolvable("Insufficient memory");
 pub const ERR_INSUFFICIENT_EPHEMERAL_STORAGE: Reason = Reason::resolvable("Insufficient ephemeral-storage");
 
-/// The extended resources the resource check skips.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct IgnoredResources {
-    /// Full names, e.g. `example.com/foo`.
-    resources: Vec<String>,
-    /// Prefixes before the `/`, e.g. `example.com`.
-    groups: Vec<String>,
-}
-
-impl IgnoredResources {
-    /// The lists of a Policy argument, validated as upstream's `ValidateNodeResourcesFitArgs`:
-    /// every entry a qualified name, and no `/` in a group. The error names the field and entry
-    /// (`ignoredResources[1]: ...`).
-    pub fn new(resources: Vec<String>, groups: Vec<String>) -> Result<Self, String> {
-        for (i, name) in resources.iter().enumerate() {
-            if let Some(e) = label_syntax::qualified_name_error(name) {
-                return Err(format!("ignoredResources[{i}]: {e}"));
-            }
-        }
-        for (i, group) in groups.iter().enumerate() {
-            if group.contains('/') {
-                return Err(format!("ignoredResourceGroups[{i}]: {group:?}: a resource group name can't contain '/'"));
-            }
-            if let Some(e) = label_syntax::qualified_name_error(group) {
-                return Err(format!("ignoredResourceGroups[{i}]: {e}"));
-            }
-        }
-        Ok(IgnoredResources { resources, groups })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.resources.is_empty() && self.groups.is_empty()
-    }
-
-    /// Whether the check skips this resource: only extended resources can be skipped, as upstream
-    /// (cpu, memory, hugepages and `kubernetes.io/` names are always checked).
-    pub fn ignores(&self, name: &str) -> bool {
-        if self.is_empty() || !is_extended_resource_name(name) {
-            return false;
-        }
-        let group = name.split_once('/').map_or(name, |(g, _)| g);
-        self.resources.iter().any(|r| r == name) || self.groups.iter().any(|g| g == group)
-    }
-}
+pub use crate::framework::IgnoredResources;
 
 #[derive(Debug, Default)]
 pub struct PodFitsResources {
@@ -99,17 +54,25 @@ pub fn check_resources(pod: &PodContext, node: &NodeInfo, ignored: &IgnoredResou
     }
     for (name, amount) in &want.scalar {
         if short(*amount, allocatable.scalar(name), requested.scalar(name)) && !ignored.ignores(name) {
-            reasons.push(Reason::new(Cow::Owned(format!("Insufficient {name}")), true));
+            reasons.push(Reason::new(Cow::Owned(format!("Insufficient {name}")), ReasonKind::Resolvable));
         }
     }
 }
 
 impl Predicate for PodFitsResources {
+    type State = ();
+
     fn name(&self) -> &str {
         "PodFitsResources"
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         check_resources(pod, node, &self.ignored, reasons);
     }
 }
@@ -128,7 +91,7 @@ mod tests {
     }
 
     fn insufficient(name: &str) -> Reason {
-        Reason::new(Cow::Owned(format!("Insufficient {name}")), true)
+        Reason::new(Cow::Owned(format!("Insufficient {name}")), ReasonKind::Resolvable)
     }
 
     #[test]

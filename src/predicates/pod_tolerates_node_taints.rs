@@ -5,8 +5,8 @@
 use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, Reason};
 
 pub const ERR_TAINTS_TOLERATIONS_NOT_MATCH: Reason =
     Reason::unresolvable("node(s) had taints that the pod didn't tolerate");
@@ -58,11 +58,19 @@ impl PodToleratesNodeTaints {
 }
 
 impl Predicate for PodToleratesNodeTaints {
+    type State = ();
+
     fn name(&self) -> &str {
         self.name
     }
 
-    fn check(&self, pod: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    fn failures(&self) -> Failures {
+        Failures::Unresolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+
+    fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let tolerations = &pod.pod.spec.tolerations;
         let untolerated = node
             .node()

@@ -22,8 +22,21 @@ use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Volume
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::predicates::{Predicate, Reason};
+use crate::framework::PodContext;
+use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
+
+/// What the volume predicates prepare: the cluster's volume objects (claims, PersistentVolumes,
+/// classes, CSINodes), which pods placed or removed do not change.
+#[derive(Debug, Clone, Default)]
+pub struct Volumes(pub VolumeObjects);
+
+impl PredicateState for Volumes {}
+
+impl Volumes {
+    pub fn of(view: &ClusterView<'_>) -> Self {
+        Volumes(view.volumes().clone())
+    }
+}
 
 /// `ErrMaxVolumeCountExceeded`, for all four volume-count predicates.
 pub const ERR_MAX_VOLUME_COUNT_EXCEEDED: Reason = Reason::resolvable("node(s) exceed max volume count");
@@ -48,7 +61,7 @@ impl<'a> VolumeId<'a> {
 }
 
 fn unresolvable(message: String) -> Reason {
-    Reason::new(Cow::Owned(message), false)
+    Reason::unresolvable_owned(message)
 }
 
 /// What a volume reads through.
@@ -170,17 +183,28 @@ impl InTreeVolumeCount {
 }
 
 impl Predicate for InTreeVolumeCount {
+    type State = Volumes;
+
     fn name(&self) -> &str {
         self.name
     }
 
-    fn check(&self, ctx: &PodContext, node: &NodeInfo, reasons: &mut Vec<Reason>) {
+    /// Over the limit is resolvable; a claim that cannot be used is not.
+    fn failures(&self) -> Failures {
+        Failures::MaybeResolvable
+    }
+
+    fn prepare(&self, _pod: &PodContext, view: &ClusterView<'_>) -> Volumes {
+        Volumes::of(view)
+    }
+
+    fn check(&self, ctx: &PodContext, volumes: &Volumes, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let pod = &ctx.pod;
         if pod.spec.volumes.is_empty() {
             return;
         }
         let mut new = Vec::new();
-        if let Err(reason) = self.volume_ids(&ctx.volumes, pod, &mut new) {
+        if let Err(reason) = self.volume_ids(&volumes.0, pod, &mut new) {
             reasons.push(reason);
             return;
         }
@@ -190,7 +214,7 @@ impl Predicate for InTreeVolumeCount {
         }
         let mut existing = Vec::new();
         for p in node.pods.pods() {
-            if let Err(reason) = self.volume_ids(&ctx.volumes, &p.pod, &mut existing) {
+            if let Err(reason) = self.volume_ids(&volumes.0, &p.pod, &mut existing) {
                 reasons.push(reason);
                 return;
             }
@@ -232,7 +256,7 @@ pub(crate) mod test_objects {
     use crate::cluster::objects::Pod;
     use crate::cluster::volumes::VolumeObjects;
     use crate::cluster::NodeInfo;
-    use crate::predicates::{Predicate, Reason};
+    use crate::framework::{AnyPredicate, Reason};
     use crate::testing::{NodeBuilder, PodBuilder};
 
     fn named(name: &str) -> Volume {
@@ -363,7 +387,7 @@ pub(crate) mod test_objects {
     /// Runs a predicate for pod `p` with `new` volumes on a node whose pods `old-<i>` have the
     /// `existing` volumes.
     pub fn run(
-        predicate: &dyn Predicate,
+        predicate: &dyn AnyPredicate,
         objects: &VolumeObjects,
         node: NodeBuilder,
         existing: Vec<Vec<Volume>>,
@@ -414,7 +438,7 @@ mod tests {
             not_owner.message,
             "PVC default/other-scratch was not created for pod default/other (pod is not owner)"
         );
-        assert!(!not_owner.resolvable);
+        assert!(!not_owner.is_resolvable());
         let nameless = claim("");
         let no_name = claim_of(&objects, &web, &nameless).unwrap_err();
         assert_eq!(no_name.message, "PersistentVolumeClaim had no name");

@@ -13,9 +13,10 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{Priority, PriorityArgs, MAX_PRIORITY};
 use crate::priorities::resource_allocation::cpu_and_memory;
-use crate::priorities::{NodeScore, Priority, PriorityArgs, MAX_PRIORITY};
+use crate::priorities::NodeScore;
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     NodeScore { name: "BalancedResourceAllocation", score }.build(args)
@@ -134,18 +135,6 @@ mod tests {
         assert_eq!(balanced_score(8, 10, 0, 10), 1);
         // 0.3 - 0.1 is 0.19999999999999998 in floating point; (1 - it) * 10 is 8.000000000000002.
         assert_eq!(balanced_score(3, 10, 1, 10), 8);
-    }
-
-    #[test]
-    fn rejects_an_argument() {
-        let arg = serde_json::json!({});
-        let err = build(&PriorityArgs {
-            name: "BalancedResourceAllocation",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        })
-        .unwrap_err();
-        assert_eq!(err, "argument: BalancedResourceAllocation takes none");
     }
 
     /// upstream: TestBalancedResourceAllocation (1.12-1.16 balanced_resource_allocation_test.go),

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
-use crate::priorities::{NodeScore, Priority, PriorityArgs};
+use crate::framework::PodContext;
+use crate::framework::{Priority, PriorityArgs};
+use crate::priorities::NodeScore;
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     NodeScore { name: "EqualPriority", score }.build(args)
@@ -30,11 +31,8 @@ mod tests {
         let priority =
             build(&PriorityArgs { name: "EqualPriority", argument: None, hard_pod_affinity_symmetric_weight: 1 })
                 .unwrap();
-        let scorer = priority.prepare(
-            &ctx,
-            &crate::engine::view::ClusterView::of(&snapshot),
-            &candidates(&snapshot, &["a", "b"]),
-        );
+        let scorer =
+            priority.prepare(&ctx, &crate::framework::ClusterView::of(&snapshot), &candidates(&snapshot, &["a", "b"]));
         let scores: Vec<i64> = ["a", "b"].iter().map(|n| scorer.score(&ctx, &snapshot.node_info(n).unwrap())).collect();
         assert_eq!(scores, [1, 1]);
     }

@@ -27,10 +27,11 @@ use crate::hashing::HashMap;
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::framework::candidate::known_nodes;
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::predicates::match_node_selector::matches_node_selector;
-use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
 
 const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
@@ -39,10 +40,7 @@ const HOSTNAME: &str = "kubernetes.io/hostname";
 #[derive(Debug, Clone)]
 pub struct EvenPodsSpreadPriority;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: EvenPodsSpreadPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(EvenPodsSpreadPriority))
 }
 
@@ -403,19 +401,5 @@ mod tests {
         };
         assert_eq!(scores(nodes(), pods(), pod(Some(vec!["rev".to_string()])), &["n1", "n2"]), [10, 0]);
         assert_eq!(scores(nodes(), pods(), pod(None), &["n1", "n2"]), [3, 10]);
-    }
-
-    #[test]
-    fn takes_no_argument() {
-        let arg = serde_json::json!({});
-        let args = PriorityArgs {
-            name: "EvenPodsSpreadPriority",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        };
-        assert!(build(&args).unwrap_err().contains("argument"));
-        let args =
-            PriorityArgs { name: "EvenPodsSpreadPriority", argument: None, hard_pod_affinity_symmetric_weight: 1 };
-        assert_eq!(build(&args).unwrap().name(), "EvenPodsSpreadPriority");
     }
 }

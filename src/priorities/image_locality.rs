@@ -14,9 +14,9 @@ use std::sync::Arc;
 
 use crate::cluster::node_images::ImageName;
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 const MB: i64 = 1024 * 1024;
 const MIN_THRESHOLD: i64 = 23 * MB;
@@ -25,10 +25,7 @@ const MAX_THRESHOLD: i64 = 1000 * MB;
 #[derive(Debug, Clone)]
 pub struct ImageLocalityPriority;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: ImageLocalityPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(ImageLocalityPriority))
 }
 
@@ -226,15 +223,5 @@ mod tests {
         for (name, want) in cases {
             assert_eq!(normalized_image_name(name), want, "{name}");
         }
-    }
-
-    #[test]
-    fn build_rejects_an_argument() {
-        let v = serde_json::json!({});
-        let args =
-            PriorityArgs { name: "ImageLocalityPriority", argument: Some(&v), hard_pod_affinity_symmetric_weight: 1 };
-        assert!(build(&args).is_err());
-        let args = PriorityArgs { argument: None, ..args };
-        assert_eq!(build(&args).unwrap().name(), "ImageLocalityPriority");
     }
 }

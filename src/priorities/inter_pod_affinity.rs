@@ -30,9 +30,9 @@ use std::sync::Arc;
 
 use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 #[derive(Debug, Clone)]
 pub struct InterPodAffinityPriority {
@@ -42,9 +42,6 @@ pub struct InterPodAffinityPriority {
 }
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: InterPodAffinityPriority takes none".to_string());
-    }
     Ok(Arc::new(InterPodAffinityPriority { hard_weight: args.hard_pod_affinity_symmetric_weight }))
 }
 
@@ -580,7 +577,7 @@ mod tests {
     fn through_the_engine_with_policy_weight() {
         use crate::engine::evaluator::{CancelFlag, Evaluator};
         use crate::engine::prioritize::prioritize;
-        use crate::engine::Candidate;
+        use crate::framework::Candidate;
         use crate::policy::{Plan, WeightedPriority};
         let snapshot = cluster(vec![placed("d", "a1", &[("app", "db")]).build()]);
         let pod = with(
@@ -605,16 +602,5 @@ mod tests {
             prioritize(&ev, &plan, &PodContext::new(pod), &ClusterView::of(&snapshot), &candidates, &CancelFlag::new())
                 .unwrap();
         assert_eq!(got, [10, 0]);
-    }
-
-    #[test]
-    fn takes_no_argument() {
-        let arg = serde_json::json!({});
-        let args = PriorityArgs {
-            name: "InterPodAffinityPriority",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        };
-        assert!(build(&args).unwrap_err().contains("argument"));
     }
 }

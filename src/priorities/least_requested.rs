@@ -8,9 +8,10 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{Priority, PriorityArgs, MAX_PRIORITY};
 use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
-use crate::priorities::{NodeScore, Priority, PriorityArgs, MAX_PRIORITY};
+use crate::priorities::NodeScore;
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     NodeScore { name: "LeastRequestedPriority", score }.build(args)
@@ -204,17 +205,5 @@ mod tests {
         assert_eq!(least_requested_score(8, 7), 0);
         assert_eq!(least_requested_score(7, 7), 0);
         assert_eq!(least_requested_score(1, i64::MAX), 9);
-    }
-
-    #[test]
-    fn rejects_an_argument() {
-        let arg = serde_json::json!({});
-        let err = build(&PriorityArgs {
-            name: "LeastRequestedPriority",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        })
-        .unwrap_err();
-        assert_eq!(err, "argument: LeastRequestedPriority takes none");
     }
 }

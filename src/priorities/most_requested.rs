@@ -9,9 +9,10 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
+use crate::framework::{Priority, PriorityArgs, MAX_PRIORITY};
 use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
-use crate::priorities::{NodeScore, Priority, PriorityArgs, MAX_PRIORITY};
+use crate::priorities::NodeScore;
 
 pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     NodeScore { name: "MostRequestedPriority", score }.build(args)
@@ -109,18 +110,6 @@ mod tests {
         assert_eq!(most_requested_score(7, 7), 10);
         assert_eq!(most_requested_score(8, 7), 0);
         assert_eq!(most_requested_score(i64::MAX - 1, i64::MAX), 9);
-    }
-
-    #[test]
-    fn rejects_an_argument() {
-        let arg = serde_json::json!({});
-        let err = build(&PriorityArgs {
-            name: "MostRequestedPriority",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        })
-        .unwrap_err();
-        assert_eq!(err, "argument: MostRequestedPriority takes none");
     }
 
     /// upstream: TestMostRequested (1.12-1.16 most_requested_test.go), every case, with its

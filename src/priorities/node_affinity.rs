@@ -13,18 +13,16 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{normalize_to_max, Priority, PriorityArgs, Scorer};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer};
+use crate::priorities::normalize_to_max;
 use crate::selectors::NodeSelectorTerms;
 
 #[derive(Debug, Clone)]
 pub struct NodeAffinityPriority;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: NodeAffinityPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(NodeAffinityPriority))
 }
 
@@ -150,15 +148,5 @@ mod tests {
         let pod = with_preferred(PodBuilder::new("p").build(), vec![(7, term(vec![req("zone", "NotIn", &["a"])]))]);
         // NotIn matches nodes without the label: n3, n4 -> 7 each; max 7 -> 10.
         assert_eq!(scores(pod, &cluster(), &["n1", "n2", "n3", "n4"]).1, [0, 0, 10, 10]);
-    }
-
-    #[test]
-    fn build_rejects_an_argument() {
-        let v = serde_json::json!({});
-        let args =
-            PriorityArgs { name: "NodeAffinityPriority", argument: Some(&v), hard_pod_affinity_symmetric_weight: 1 };
-        assert!(build(&args).is_err());
-        let args = PriorityArgs { argument: None, ..args };
-        assert_eq!(build(&args).unwrap().name(), "NodeAffinityPriority");
     }
 }

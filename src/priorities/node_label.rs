@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 #[derive(Debug, Clone)]
 pub struct NodeLabelPriority {

@@ -14,19 +14,16 @@ use serde::Deserialize;
 
 use crate::cluster::objects::PREFER_AVOID_PODS_ANNOTATION;
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 pub const NAME: &str = "NodePreferAvoidPodsPriority";
 
 #[derive(Debug, Clone)]
 pub struct NodePreferAvoidPodsPriority;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: NodePreferAvoidPodsPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(NodePreferAvoidPodsPriority))
 }
 
@@ -92,6 +89,11 @@ struct PreferAvoidPodsScorer {
 impl Priority for NodePreferAvoidPodsPriority {
     fn name(&self) -> &str {
         NAME
+    }
+
+    /// With kube-scheduler's default weight (10000) it outweighs the others: an avoided node loses.
+    fn vetoes(&self) -> bool {
+        true
     }
 
     fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {
@@ -227,18 +229,5 @@ mod tests {
         for (name, pod, want) in cases {
             assert_eq!(scores(pod), want, "{name}");
         }
-    }
-
-    #[test]
-    fn build_rejects_an_argument() {
-        let v = serde_json::json!({});
-        let args = PriorityArgs {
-            name: "NodePreferAvoidPodsPriority",
-            argument: Some(&v),
-            hard_pod_affinity_symmetric_weight: 1,
-        };
-        assert!(build(&args).is_err());
-        let args = PriorityArgs { argument: None, ..args };
-        assert_eq!(build(&args).unwrap().name(), "NodePreferAvoidPodsPriority");
     }
 }

@@ -30,10 +30,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::priorities::resource_allocation::{mul_div, ResourceKey};
-use crate::priorities::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 const ARG: &str = "argument.requestedToCapacityRatioArguments";
 const MAX_UTILIZATION: i64 = 100;

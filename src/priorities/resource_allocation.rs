@@ -10,7 +10,7 @@
 
 use crate::cluster::resources::{is_scalar_resource_name, CPU, EPHEMERAL_STORAGE, MEMORY};
 use crate::cluster::NodeInfo;
-use crate::engine::PodContext;
+use crate::framework::PodContext;
 
 /// A resource the priorities can score, resolved from its name once, when the priority is built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,10 +89,10 @@ pub(crate) mod test_support {
 
     use crate::cluster::objects::{Node, Pod};
     use crate::cluster::Snapshot;
-    use crate::engine::view::ClusterView;
-    use crate::engine::PodContext;
+    use crate::framework::ClusterView;
+    use crate::framework::PodContext;
+    use crate::framework::Priority;
     use crate::priorities::testing::candidates;
-    use crate::priorities::Priority;
 
     /// Each node's score for `pod` (in `nodes` order), after `normalize`, with `placed` (pods with
     /// `spec.nodeName` set) on the nodes.

@@ -14,19 +14,16 @@ use std::sync::Arc;
 
 use crate::cluster::resources::pod_limits;
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
-use crate::priorities::{Priority, PriorityArgs, Scorer};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer};
 
 pub const NAME: &str = "ResourceLimitsPriority";
 
 #[derive(Debug)]
 pub struct ResourceLimitsPriority;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err(format!("argument: {NAME} takes none"));
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(ResourceLimitsPriority))
 }
 
@@ -167,14 +164,6 @@ mod tests {
         for (name, pod, want) in cases {
             assert_eq!(scores(&priority(), pod, nodes(), vec![]), want, "{name}");
         }
-    }
-
-    #[test]
-    fn rejects_an_argument() {
-        let arg = json!({});
-        let err = build(&PriorityArgs { name: NAME, argument: Some(&arg), hard_pod_affinity_symmetric_weight: 1 })
-            .unwrap_err();
-        assert_eq!(err, "argument: ResourceLimitsPriority takes none");
     }
 
     #[test]

@@ -32,10 +32,11 @@ use std::sync::Arc;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::framework::candidate::known_nodes;
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::priorities::spreading::{pod_services, service_selector, PodMatcher, ZoneSums};
-use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::selectors::LabelSelector;
 
 /// Upstream's `zoneWeighting`: 2/3 of the score from zone spreading, 1/3 from node spreading.
@@ -47,10 +48,7 @@ pub struct SelectorSpread {
     services_only: bool,
 }
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: SelectorSpreadPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(SelectorSpread::all_controllers()))
 }
 
@@ -344,7 +342,7 @@ mod tests {
 
     #[test]
     fn score_is_final_without_normalize_and_unknown_candidates_take_no_part() {
-        use crate::engine::Candidate;
+        use crate::framework::Candidate;
         let s = zoned();
         let mut candidates = crate::priorities::testing::candidates(&s, &["a2", "b1", "c1"]);
         candidates.insert(1, Candidate::Unknown("a1".to_string()));
@@ -397,7 +395,7 @@ mod tests {
     fn through_prioritize_with_the_requests_own_nodes() {
         use crate::engine::evaluator::{CancelFlag, Evaluator};
         use crate::engine::prioritize::prioritize;
-        use crate::engine::Candidate;
+        use crate::framework::Candidate;
         use crate::policy::{Plan, WeightedPriority};
 
         let s = snapshot(
@@ -426,18 +424,5 @@ mod tests {
         // a1: node 0, zone 0 -> 0; b1: node 10, zone 10 -> 10; nz: node 10, zone 0 -> 3.33 -> 3;
         // the unknown node 0. Weighted: floor(2 * s / 2) = s.
         assert_eq!(got.unwrap(), [0, 0, 10, 3]);
-    }
-
-    #[test]
-    fn build_takes_no_argument() {
-        let arg = serde_json::json!({});
-        let args = PriorityArgs {
-            name: "SelectorSpreadPriority",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        };
-        assert_eq!(build(&args).unwrap_err(), "argument: SelectorSpreadPriority takes none");
-        let args = PriorityArgs { argument: None, ..args };
-        assert_eq!(build(&args).unwrap().name(), "SelectorSpreadPriority");
     }
 }

@@ -23,10 +23,11 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::framework::candidate::known_nodes;
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::priorities::spreading::{pod_services, service_selector, PodMatcher};
-use crate::priorities::{known_nodes, Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::selectors::LabelSelector;
 
 #[derive(Debug, Clone)]

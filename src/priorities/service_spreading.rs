@@ -6,13 +6,10 @@
 
 use std::sync::Arc;
 
+use crate::framework::{Priority, PriorityArgs};
 use crate::priorities::selector_spread::SelectorSpread;
-use crate::priorities::{Priority, PriorityArgs};
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: ServiceSpreadingPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(SelectorSpread::services_only()))
 }
 
@@ -20,7 +17,7 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
 mod tests {
     use super::*;
     use crate::cluster::Snapshot;
-    use crate::engine::PodContext;
+    use crate::framework::PodContext;
     use crate::priorities::spreading::test_objects::{replica_set, selector, service};
     use crate::priorities::spreading::BETA_ZONE;
     use crate::testing::{NodeBuilder, PodBuilder};
@@ -68,16 +65,5 @@ mod tests {
         assert_eq!(scores(&s, &fe, &["a1", "a2", "b1"]), [0, 3, 5]);
         // No Service selects the pod: 10 everywhere (the ReplicaSet does not count).
         assert_eq!(scores(&s, &[("tier", "fe")], &["a1", "a2", "b1"]), [10, 10, 10]);
-    }
-
-    #[test]
-    fn build_takes_no_argument() {
-        let arg = serde_json::json!({"label": "zone"});
-        let args = PriorityArgs {
-            name: "ServiceSpreadingPriority",
-            argument: Some(&arg),
-            hard_pod_affinity_symmetric_weight: 1,
-        };
-        assert_eq!(build(&args).unwrap_err(), "argument: ServiceSpreadingPriority takes none");
     }
 }

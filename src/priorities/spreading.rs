@@ -16,7 +16,7 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Service;
 
 use crate::cluster::objects::Pod;
-use crate::engine::view::ClusterView;
+use crate::framework::ClusterView;
 use crate::selectors::LabelSelector;
 
 /// `failure-domain.beta.kubernetes.io/zone`: read first by `GetZoneKey` (1.17).

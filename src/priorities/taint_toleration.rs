@@ -10,20 +10,18 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Toleration;
 
 use crate::cluster::NodeInfo;
-use crate::engine::view::ClusterView;
-use crate::engine::{Candidate, PodContext};
+use crate::framework::ClusterView;
+use crate::framework::{Candidate, PodContext};
+use crate::framework::{Priority, PriorityArgs, Scorer};
 use crate::predicates::pod_tolerates_node_taints::tolerates;
-use crate::priorities::{normalize_reversed, Priority, PriorityArgs, Scorer};
+use crate::priorities::normalize_reversed;
 
 const PREFER_NO_SCHEDULE: &str = "PreferNoSchedule";
 
 #[derive(Debug, Clone)]
 pub struct TaintTolerationPriority;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    if args.argument.is_some() {
-        return Err("argument: TaintTolerationPriority takes none".to_string());
-    }
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(TaintTolerationPriority))
 }
 
@@ -140,15 +138,5 @@ mod tests {
         assert_eq!(normalized, [10, 10, 10, 10]);
         let pod = PodBuilder::new("p").toleration("", "Exists", "", "NoExecute").build();
         assert_eq!(scores(pod, &cluster(), &["n1", "n2", "n3", "n4"]).0, [1, 2, 0, 3]);
-    }
-
-    #[test]
-    fn build_rejects_an_argument() {
-        let v = serde_json::json!({});
-        let args =
-            PriorityArgs { name: "TaintTolerationPriority", argument: Some(&v), hard_pod_affinity_symmetric_weight: 1 };
-        assert!(build(&args).is_err());
-        let args = PriorityArgs { argument: None, ..args };
-        assert_eq!(build(&args).unwrap().name(), "TaintTolerationPriority");
     }
 }

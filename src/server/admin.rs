@@ -1,6 +1,7 @@
 //! The admin listener: `/healthz` (the process serves), `/readyz` (the cluster model can answer:
 //! loaded, or with a live source, every watch listed once and none failing for too long) and
-//! `/metrics` (Prometheus, see [`crate::metrics`]).
+//! `/metrics` (Prometheus, see [`crate::metrics`]), and `/debug/ordering` (the predicate order in
+//! force, JSON: [`OrderingView`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,7 +15,9 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use crate::cluster::source::kube::WatchHealth;
+use crate::engine::ordering::OrderingView;
 use crate::metrics::{Metrics, CONTENT_TYPE};
+use crate::server::policy_reload::PlanCell;
 
 /// Set once the server listens; with a live source, also asks the watches.
 #[derive(Debug, Default)]
@@ -37,12 +40,18 @@ impl Readiness {
     }
 }
 
-pub fn router(readiness: Arc<Readiness>, metrics: Arc<Metrics>) -> Router {
+pub fn router(readiness: Arc<Readiness>, metrics: Arc<Metrics>, plan: Arc<PlanCell>) -> Router {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(readiness)
         .merge(Router::new().route("/metrics", get(scrape)).with_state(metrics))
+        .merge(Router::new().route("/debug/ordering", get(ordering)).with_state(plan))
+}
+
+/// The predicate order in force, and what dynamic ordering knows of each predicate.
+async fn ordering(State(plan): State<Arc<PlanCell>>) -> Json<OrderingView> {
+    Json(OrderingView::of(&plan.load()))
 }
 
 async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use crate::engine::{Candidate, Verdict};
+use crate::framework::Reason;
 use crate::wire::{ExtenderFilterResult, NodeListOut};
 
 /// The message for a node the cluster model does not know.
@@ -39,7 +40,7 @@ pub fn filter_result<'a>(
                     many => Cow::Owned(many.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(", ")),
                 };
                 tracing::debug!(pod = %pod_key, node = name, reasons = %text, "node does not fit");
-                if reasons.iter().all(|r| r.resolvable) {
+                if reasons.iter().all(Reason::is_resolvable) {
                     result.failed_nodes.insert(name, text);
                 } else {
                     result.failed_and_unresolvable_nodes.insert(name, text);

@@ -18,7 +18,7 @@ use axum::Json;
 use rayon::prelude::*;
 use serde_json::value::RawValue;
 
-use crate::engine::{CancelFlag, Cancelled, Candidate, Evaluator, RequestJob};
+use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob};
 use crate::metrics::requests::AnsweredWithError;
 use crate::server::body::{read_body, BodyError};
 use crate::server::AppState;
@@ -95,6 +95,7 @@ fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (Stat
         candidates,
         from_request_nodes: request_nodes.is_some(),
         cancel: cancel.clone(),
+        timed: verb == "filter" && state.sampler.sample(),
     };
     Ok(Prepared { pod_key, job, request_nodes })
 }
@@ -204,10 +205,17 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Canc
         Ok(p) => p,
         Err((status, message)) => return Ok(error(status, &message)),
     };
-    let verdicts = state.metrics.predicates.filter(&job, ev)?;
-    state.metrics.predicates.record_filter(&job.plan, &verdicts);
+    let filtered = match job.filter(ev) {
+        Ok(filtered) => filtered,
+        Err(EvaluationError::Cancelled(c)) => return Err(c),
+        Err(EvaluationError::MissingState(e)) => {
+            tracing::error!(verb = "filter", pod = %pod_key, error = %e, "the evaluation failed");
+            return Ok(error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()));
+        }
+    };
+    state.metrics.predicates.record(&job.plan, &filtered.report);
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
-    let result = filter_result(&job.candidates, &verdicts, request_nodes, &pod_key);
+    let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
     Ok(Answer { feasible: Some(feasible), ..Answer::json(StatusCode::OK, &result, false) })
 }

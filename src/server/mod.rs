@@ -29,12 +29,12 @@ use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCH
 use crate::cluster::source::{demo::demo_objects, load_snapshot};
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::evaluator::default_parallelism;
-use crate::engine::Evaluator;
+use crate::engine::observe::Sampler;
+use crate::engine::{Evaluator, OrderingMode, Plan};
 use crate::metrics::Metrics;
-use crate::policy::Plan;
 pub use admin::Readiness;
 pub use connections::ConnectionLimits;
-use policy_reload::{log_plan, read_policy, PlanCell, ReloadingPolicy};
+use policy_reload::{log_plan, read_policy_ordered, PlanCell, ReloadingPolicy};
 pub use tls::{TlsError, TlsFiles};
 
 /// Where the cluster model comes from.
@@ -70,6 +70,8 @@ pub struct ServeConfig {
     pub url_prefix: String,
     pub cluster: ClusterSource,
     pub policy: PolicySource,
+    /// `--predicate-ordering`: overrides the Policy's `predicateOrdering` (on every reload too).
+    pub predicate_ordering: Option<OrderingMode>,
     pub parallelism: usize,
     pub max_body_bytes: usize,
     pub request_timeout: Duration,
@@ -99,6 +101,7 @@ impl ServeConfig {
             url_prefix: String::new(),
             cluster,
             policy: PolicySource::Default,
+            predicate_ordering: None,
             parallelism: default_parallelism(),
             max_body_bytes: 128 << 20,
             request_timeout: Duration::from_secs(4),
@@ -119,6 +122,8 @@ pub struct AppState {
     /// The plan in force: a request takes it once (`load_full`) and keeps it to the end.
     pub plan: Arc<PlanCell>,
     pub evaluator: Arc<Evaluator>,
+    /// Picks the /filter requests whose predicates are timed node by node.
+    pub sampler: Sampler,
     pub binder: Arc<dyn Binder>,
     pub max_body_bytes: usize,
     /// How long a request body may take to arrive once its head is in.
@@ -253,13 +258,17 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
     // An invalid Policy file at startup is an error; later, a change that does not load is not.
+    let in_memory = |plan: Plan| match config.predicate_ordering {
+        Some(mode) => plan.with_ordering(mode),
+        None => plan,
+    };
     let (policy_file, plan) = match &config.policy {
-        PolicySource::Default => (None, Plan::default_plan()),
+        PolicySource::Default => (None, in_memory(Plan::default_plan())),
         PolicySource::File(path) => {
-            let (bytes, plan) = read_policy(path)?;
+            let (bytes, plan) = read_policy_ordered(path, config.predicate_ordering)?;
             (Some((path.clone(), bytes)), plan)
         }
-        PolicySource::Plan(plan) => (None, plan.clone()),
+        PolicySource::Plan(plan) => (None, in_memory(plan.clone())),
     };
     log_plan(&plan, "plan");
     let evaluator =
@@ -280,17 +289,19 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let Model { store, binder, watches, writer, mut background } = open_model(&config).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
     let metrics = Metrics::new(&plan, Arc::clone(&store), watches.clone());
+    let plan = Arc::new(PlanCell::from_pointee(plan));
+    let metrics = metrics.with_ordering(Arc::clone(&plan));
     let metrics = Arc::new(match writer {
         Some(writer) => metrics.with_assumed_pods(writer),
         None => metrics,
     });
-    let plan = Arc::new(PlanCell::from_pointee(plan));
     let wake = reload::on_sighup().map(|(wake, task)| {
         background.push(task);
         wake
     });
     if let Some((path, bytes)) = policy_file {
-        let policy = ReloadingPolicy::new(path, bytes, Arc::clone(&plan), Arc::clone(&metrics));
+        let policy = ReloadingPolicy::new(path, bytes, Arc::clone(&plan), Arc::clone(&metrics))
+            .with_ordering_override(config.predicate_ordering);
         background.push(reload::spawn(Arc::new(policy), config.reload_interval, wake.clone()));
     }
     if let Some(tls) = &tls {
@@ -298,8 +309,9 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     }
     let state = Arc::new(AppState {
         store: Arc::clone(&store),
-        plan,
+        plan: Arc::clone(&plan),
         evaluator: Arc::new(evaluator),
+        sampler: Sampler::default(),
         binder,
         max_body_bytes: config.max_body_bytes,
         body_timeout: config.connections.body_timeout,
@@ -318,7 +330,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tasks = vec![
         serve(verbs, verbs_router(state, &config.url_prefix), "verbs", tls),
         // The admin listener stays plain HTTP: kubelet probes it at the pod IP.
-        serve(admin, admin::router(Arc::clone(&readiness), metrics), "admin", None),
+        serve(admin, admin::router(Arc::clone(&readiness), metrics, Arc::clone(&plan)), "admin", None),
     ];
     readiness.set_ready();
     tracing::info!(

@@ -10,9 +10,10 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
+use crate::engine::{OrderingMode, Plan};
 use crate::metrics::policy::ActivePolicy;
 use crate::metrics::Metrics;
-use crate::policy::{parse_policy, Plan, PolicyError};
+use crate::policy::{parse_policy_ordered, PolicyError};
 use crate::server::reload::{LastSeen, Reload, Reloadable};
 
 /// The plan in force, swapped whole on a reload.
@@ -21,17 +22,22 @@ pub type PlanCell = ArcSwap<Plan>;
 /// A Policy file's bytes and the plan they make: read once, so the plan, the digest that
 /// `policy_info` shows and the contents a change is told from all come from the same bytes.
 pub fn read_policy(path: &Path) -> Result<(Vec<u8>, Plan), PolicyError> {
+    read_policy_ordered(path, None)
+}
+
+/// [`read_policy`], ordered by `ordering` (`--predicate-ordering`) when given.
+pub fn read_policy_ordered(path: &Path, ordering: Option<OrderingMode>) -> Result<(Vec<u8>, Plan), PolicyError> {
     let file = path.display().to_string();
     let bytes =
         std::fs::read(path).map_err(|e| PolicyError { file: file.clone(), message: format!("cannot read: {e}") })?;
-    let plan = plan_of(&file, &bytes)?;
+    let plan = plan_of(&file, &bytes, ordering)?;
     Ok((bytes, plan))
 }
 
-fn plan_of(file: &str, bytes: &[u8]) -> Result<Plan, PolicyError> {
+fn plan_of(file: &str, bytes: &[u8], ordering: Option<OrderingMode>) -> Result<Plan, PolicyError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| PolicyError { file: file.to_string(), message: format!("not UTF-8 text: {e}") })?;
-    parse_policy(file, text)
+    parse_policy_ordered(file, text, ordering)
 }
 
 /// Logs a plan as it comes into force.
@@ -39,6 +45,7 @@ pub fn log_plan(plan: &Plan, what: &str) {
     tracing::info!(
         predicates = ?plan.predicate_names(),
         always_check_all = plan.always_check_all,
+        predicate_ordering = plan.ordering.mode().name(),
         priorities = ?plan.priority_names(),
         "{what}"
     );
@@ -51,6 +58,8 @@ pub struct ReloadingPolicy {
     plan: Arc<PlanCell>,
     metrics: Arc<Metrics>,
     seen: LastSeen<Vec<u8>, PolicyError>,
+    /// `--predicate-ordering`, which wins over the file's `predicateOrdering`.
+    ordering: Option<OrderingMode>,
 }
 
 impl ReloadingPolicy {
@@ -58,7 +67,12 @@ impl ReloadingPolicy {
     pub fn new(path: PathBuf, bytes: Vec<u8>, plan: Arc<PlanCell>, metrics: Arc<Metrics>) -> Self {
         let file = path.display().to_string();
         metrics.policy.set_active(ActivePolicy::of(&file, &bytes));
-        ReloadingPolicy { path, file, plan, metrics, seen: LastSeen::new(bytes) }
+        ReloadingPolicy { path, file, plan, metrics, seen: LastSeen::new(bytes), ordering: None }
+    }
+
+    /// Every plan read from the file ordered by `ordering` when it is given.
+    pub fn with_ordering_override(self, ordering: Option<OrderingMode>) -> Self {
+        ReloadingPolicy { ordering, ..self }
     }
 }
 
@@ -73,7 +87,7 @@ impl Reloadable for ReloadingPolicy {
     }
 
     fn apply(&self, bytes: &Vec<u8>) -> Result<(), PolicyError> {
-        let plan = Arc::new(plan_of(&self.file, bytes)?);
+        let plan = Arc::new(plan_of(&self.file, bytes, self.ordering)?);
         // The series first, so the first request under the new plan finds them resolved.
         self.metrics.predicates.use_plan(&plan);
         self.plan.store(Arc::clone(&plan));

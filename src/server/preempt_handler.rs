@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 
 use crate::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
-use crate::engine::CancelFlag;
+use crate::engine::{CancelFlag, EvaluationError, Evaluator};
 use crate::server::body::read_body;
 use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest, Subject};
 use crate::server::AppState;
@@ -86,8 +86,16 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
     let nodes = job.candidates.len();
     let request = PoolRequest { verb: "preempt", subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
     let on_pool = Arc::clone(&job);
-    let selected = match run_on_pool(&state, request, move |ev| on_pool.run(ev)).await {
-        Ok(s) => s,
+    let run = move |ev: &Evaluator| match on_pool.run(ev) {
+        Err(EvaluationError::Cancelled(c)) => Err(c),
+        other => Ok(other),
+    };
+    let selected = match run_on_pool(&state, request, run).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            tracing::error!(verb = "preempt", pod = %pod_key, error = %e, "the evaluation failed");
+            return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+        }
         Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
     };
     tracing::info!(

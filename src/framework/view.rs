@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use crate::hashing::HashMap;
 
 use crate::cluster::node_counts::NodeCounts;
+use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::{NodeInfo, Snapshot};
-use crate::engine::Candidate;
+use crate::framework::Candidate;
 
 pub struct ClusterView<'a> {
     pub snapshot: &'a Snapshot,
@@ -67,6 +68,12 @@ impl<'a> ClusterView<'a> {
     /// node objects (their labels may differ from the cached ones).
     pub fn node_counts(&self) -> Option<&'a NodeCounts> {
         self.overrides.is_empty().then(|| self.snapshot.node_counts())
+    }
+
+    /// The PersistentVolumeClaims, PersistentVolumes, StorageClasses and CSINodes the volume
+    /// predicates resolve volumes through.
+    pub fn volumes(&self) -> &'a VolumeObjects {
+        self.snapshot.volumes()
     }
 
     /// The labels of a node, from the request when it sent the node, else from the model.
