@@ -28,7 +28,9 @@ pub fn read_policy(path: &Path) -> Result<(Vec<u8>, Plan), PolicyError> {
     Ok((bytes, plan))
 }
 
-fn plan_of(file: &str, bytes: &[u8]) -> Result<Plan, PolicyError> {
+/// The plan a Policy file's bytes make (`file` names it in errors): what startup and every reload
+/// read a Policy file with.
+pub fn plan_of(file: &str, bytes: &[u8]) -> Result<Plan, PolicyError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| PolicyError { file: file.to_string(), message: format!("not UTF-8 text: {e}") })?;
     parse_policy(file, text)

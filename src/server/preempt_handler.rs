@@ -26,7 +26,7 @@ fn error(status: StatusCode, message: &str) -> Response {
 }
 
 /// The answer: the nodes where the pod fits once its victims are gone, with the victims it needs.
-fn result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
+pub fn preempt_result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
     let node_name_to_meta_victims = selected
         .into_iter()
         .map(|v| {
@@ -57,6 +57,31 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         // scheduler learns this answer is not to be used.
         return error(StatusCode::SERVICE_UNAVAILABLE, &message);
     }
+    let job = Arc::new(preempt_job(&state, args));
+    let nodes = job.candidates.len();
+    let request = PoolRequest { verb: "preempt", subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
+    let on_pool = Arc::clone(&job);
+    let selected = match run_on_pool(&state, request, move |ev| on_pool.run(ev)).await {
+        Ok(s) => s,
+        Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
+    };
+    tracing::info!(
+        verb = "preempt",
+        pod = %pod_key,
+        nodes,
+        feasible = selected.len(),
+        victims = selected.iter().map(|v| v.uids.len()).sum::<usize>(),
+        elapsed_us = started.elapsed().as_micros() as u64,
+        "preempted"
+    );
+    (StatusCode::OK, Json(preempt_result(selected))).into_response()
+}
+
+/// The work a decoded request asks for: its nodes and victims resolved against the model (those
+/// the model does not have are logged and left out), under the plan in force. Run it with
+/// [`PreemptJob::run`] and answer with [`preempt_result`].
+pub fn preempt_job(state: &AppState, args: ExtenderPreemptionArgs) -> PreemptJob {
+    let pod_key = args.pod.key();
     let snapshot = state.store.snapshot();
     let requested = args.node_victims.into_iter().map(|(node, v)| RequestedVictims {
         node,
@@ -76,28 +101,11 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
             "victim is not on that node in the cluster cache: left out"
         );
     }
-    let job = Arc::new(PreemptJob {
+    PreemptJob {
         plan: state.plan.load_full(),
         pod: args.pod,
         snapshot,
         candidates: resolved.candidates,
         cancel: CancelFlag::new(),
-    });
-    let nodes = job.candidates.len();
-    let request = PoolRequest { verb: "preempt", subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
-    let on_pool = Arc::clone(&job);
-    let selected = match run_on_pool(&state, request, move |ev| on_pool.run(ev)).await {
-        Ok(s) => s,
-        Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
-    };
-    tracing::info!(
-        verb = "preempt",
-        pod = %pod_key,
-        nodes,
-        feasible = selected.len(),
-        victims = selected.iter().map(|v| v.uids.len()).sum::<usize>(),
-        elapsed_us = started.elapsed().as_micros() as u64,
-        "preempted"
-    );
-    (StatusCode::OK, Json(result(selected))).into_response()
+    }
 }

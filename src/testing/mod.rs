@@ -272,3 +272,4 @@ impl NodeBuilder {
 
 pub mod api_objects;
 pub mod generate;
+pub mod fuzz;
