@@ -625,3 +625,162 @@ async fn nodes_replicasets_and_storageclasses_list_and_watch() {
     assert!(started.elapsed() >= Duration::from_millis(300));
     server.set_delay(Duration::ZERO);
 }
+
+/// The raw bytes of a watch body until it ends or breaks, and how it stopped.
+async fn read_raw(resp: &mut reqwest::Response) -> (String, Result<(), String>) {
+    let mut buffer = Vec::new();
+    let end = loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => buffer.extend_from_slice(&chunk),
+            Ok(None) => break Ok(()),
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    (String::from_utf8_lossy(&buffer).into_owned(), end)
+}
+
+#[tokio::test]
+async fn watch_faults_cut_mid_line_stall_duplicate_replay_and_fail() {
+    let server = FakeApiServer::start().await;
+    let rv0 = server.apply(pod_json("default", "a", "", "100m"));
+    let http = reqwest::Client::new();
+    let watch_url = |rv: &str, timeout: u32, bookmarks: bool| {
+        format!(
+            "{}/api/v1/pods?watch=true&timeoutSeconds={timeout}&allowWatchBookmarks={bookmarks}&resourceVersion={rv}",
+            server.url()
+        )
+    };
+
+    // Cut mid-line: the next event arrives as half a line, then the connection breaks.
+    let mut resp = http.get(watch_url(&rv0, 60, false)).send().await.unwrap();
+    eventually("the watch to open", || server.open_watches("Pod") == 1).await;
+    server.cut_watches_mid_line();
+    server.apply(pod_json("default", "b", "", "100m"));
+    let (text, end) = read_raw(&mut resp).await;
+    assert!(end.is_err(), "a cut connection is not a clean end: {text}");
+    assert!(text.starts_with(r#"{"type":"ADDED","object":{"kind":"Pod""#), "{text}");
+    assert!(!text.contains('\n') && serde_json::from_str::<Value>(&text).is_err(), "half a line: {text}");
+
+    // Stall: nothing more, not even bookmarks or the end at timeoutSeconds.
+    let mut resp = http.get(watch_url(&server.resource_version(), 1, true)).send().await.unwrap();
+    eventually("the watch to open", || server.open_watches("Pod") == 1).await;
+    server.stall_watches();
+    server.apply(pod_json("default", "c", "", "100m"));
+    let silent = tokio::time::timeout(Duration::from_millis(1500), read_raw(&mut resp)).await;
+    assert!(silent.is_err(), "a stalled watch neither sends nor ends: {silent:?}");
+    drop(resp);
+    eventually("the stalled watch to close with its client", || server.open_watches("Pod") == 0).await;
+
+    // Duplicates and replays: a watch from rv0 with replay 1 gets "a" again, then b and c, each twice.
+    server.duplicate_events(true);
+    server.replay_events(1);
+    let mut resp = http.get(watch_url(&rv0, 1, false)).send().await.unwrap();
+    let (events, end) = read_watch(&mut resp).await;
+    assert_eq!(end, Ok(()));
+    let names: Vec<&str> = events.iter().map(|e| e["object"]["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a", "a", "b", "b", "c", "c"]);
+    server.duplicate_events(false);
+    server.replay_events(0);
+
+    // Failing watches: 500, then an in-stream 410 though nothing was compacted, then a normal watch.
+    server.fail_watches("Pod", [fake_apiserver::WatchFault::InternalError, fake_apiserver::WatchFault::Gone]);
+    let resp = http.get(watch_url(&server.resource_version(), 1, false)).send().await.unwrap();
+    assert_eq!(resp.status(), 500);
+    let status: Value = resp.json().await.unwrap();
+    assert_eq!(status["reason"], "InternalError");
+    let mut resp = http.get(watch_url(&server.resource_version(), 1, false)).send().await.unwrap();
+    let (events, _) = read_watch(&mut resp).await;
+    assert_eq!(
+        (events.len(), events[0]["type"].as_str(), events[0]["object"]["code"].as_u64()),
+        (1, Some("ERROR"), Some(410))
+    );
+    let mut resp = http.get(watch_url(&rv0, 1, false)).send().await.unwrap();
+    let (events, _) = read_watch(&mut resp).await;
+    assert_eq!(events.len(), 2, "b and c: {events:?}");
+
+    // A bounded history: watches from before the oldest kept event get 410.
+    server.set_history_limit(1);
+    let mut resp = http.get(watch_url(&rv0, 1, false)).send().await.unwrap();
+    let (events, _) = read_watch(&mut resp).await;
+    assert_eq!(events[0]["object"]["code"], 410, "{events:?}");
+}
+
+#[tokio::test]
+async fn list_faults_fail_hang_and_expire_a_continue_page() {
+    use fake_apiserver::ListFault;
+    let server = FakeApiServer::start().await;
+    for name in ["p1", "p2", "p3"] {
+        server.apply(pod_json("default", name, "", "100m"));
+    }
+    let http = reqwest::Client::new();
+    let url = |query: &str| format!("{}/api/v1/pods?{query}", server.url());
+    server.fail_lists(
+        "Pod",
+        [ListFault::ExpiredContinue, ListFault::InternalError, ListFault::Hang(Duration::from_millis(400))],
+    );
+
+    // The expired-continue fault waits for a continue page; the first page takes the 500.
+    let resp = http.get(url("limit=2")).send().await.unwrap();
+    assert_eq!(resp.status(), 500);
+    let started = Instant::now();
+    let first: Value = http.get(url("limit=2")).send().await.unwrap().json().await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(400), "the hang");
+    let token = first["metadata"]["continue"].as_str().unwrap();
+    let resp = http.get(url(&format!("limit=2&continue={token}"))).send().await.unwrap();
+    assert_eq!(resp.status(), 410);
+    let status: Value = resp.json().await.unwrap();
+    assert_eq!(status["reason"], "Expired");
+    // Faults used up: lists answer again.
+    let all: Value = http.get(url("")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(all["items"].as_array().unwrap().len(), 3);
+    assert_eq!(server.list_count("Pod"), 4);
+}
+
+#[tokio::test]
+async fn bind_faults_fail_hang_or_bind_and_are_recorded() {
+    use fake_apiserver::BindFault;
+    let server = FakeApiServer::start().await;
+    for name in ["a", "b", "c", "d", "e"] {
+        server.apply(pod_json("default", name, "", "100m"));
+    }
+    let faults = [
+        Some(BindFault::Conflict),
+        Some(BindFault::InternalError),
+        Some(BindFault::HangThenFail(Duration::from_millis(300))),
+        Some(BindFault::BindThenHang(Duration::from_millis(300))),
+        None,
+    ];
+    server.bind_faults(Some(Box::new(move |_pod, attempt| faults[attempt as usize % 5])));
+    let pods: Api<Pod> = Api::namespaced(client(&server).await, "default");
+    let pp = PostParams::default();
+    let mut codes = Vec::new();
+    for name in ["a", "b", "c", "d", "e"] {
+        let started = Instant::now();
+        let result = pods.create_subresource::<_, Value>("binding", name, &pp, &binding(name, "n1", None)).await;
+        let code = match result {
+            Ok(_) => 201,
+            Err(kube::Error::Api(status)) => status.code,
+            Err(e) => panic!("{name}: {e}"),
+        };
+        codes.push((code, started.elapsed() >= Duration::from_millis(300)));
+    }
+    // kube's client retries a 504 on its own: c's second attempt meets the bind-then-hang fault, so
+    // c is bound and its answer late; d gets no fault, e the conflict again.
+    assert_eq!(codes, [(409, false), (500, false), (201, true), (201, false), (409, false)]);
+    let records: Vec<(String, u16, bool)> = server.bindings().into_iter().map(|r| (r.pod, r.status, r.bound)).collect();
+    let record = |pod: &str, status: u16, bound: bool| (format!("default/{pod}"), status, bound);
+    assert_eq!(
+        records,
+        [
+            record("a", 409, false),
+            record("b", 500, false),
+            record("c", 504, false),
+            record("c", 201, true),
+            record("d", 201, true),
+            record("e", 409, false)
+        ]
+    );
+    for (name, bound) in [("a", false), ("b", false), ("c", true), ("d", true), ("e", false)] {
+        assert_eq!(server.get("Pod", "default", name).unwrap()["spec"]["nodeName"] == "n1", bound, "{name}");
+    }
+}

@@ -5,7 +5,7 @@
 //! Every change goes through [`ClusterStore::update`]: requests keep reading the snapshot they
 //! started with and see the next one after a pointer swap.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -85,24 +85,51 @@ impl ModelWriter {
         })
     }
 
-    /// Makes the objects of one kind exactly those of a fresh list, as one new snapshot.
+    /// Makes the objects of one kind exactly those of a fresh list, as one new snapshot. Nodes and
+    /// pods the model already has at the listed resourceVersion are left as they are, shared with
+    /// the snapshot before: a relist after `410 Gone` finds nearly everything unchanged, and
+    /// rebuilding it all would hold a second copy of the model for nothing.
     pub fn replace(&self, kind: ObjectKind, objects: Vec<ClusterObject>) {
+        let listed: HashSet<ObjectKey> = objects.iter().map(ClusterObject::key).collect();
+        self.replace_listed(kind, &listed, objects);
+    }
+
+    /// [`ModelWriter::replace`] from a list that kept only some of its objects: every key in
+    /// `listed` stays (as the model has it, unless `objects` has it anew), every other key of the
+    /// kind goes.
+    pub fn replace_listed(&self, kind: ObjectKind, listed: &HashSet<ObjectKey>, objects: Vec<ClusterObject>) {
         self.update(|snapshot, assumed| {
-            let objects = if kind == ObjectKind::Pod {
-                let listed: std::collections::HashSet<ObjectKey> = objects.iter().map(ClusterObject::key).collect();
+            if kind == ObjectKind::Pod {
                 assumed.retain(|key, _| listed.contains(key));
-                objects
-                    .into_iter()
-                    .map(|o| match o {
-                        ClusterObject::Pod(pod) => ClusterObject::Pod(reconcile(assumed, pod)),
-                        other => other,
-                    })
-                    .collect()
-            } else {
-                objects
-            };
-            snapshot.replace(kind, objects);
+            }
+            for key in snapshot.keys(kind) {
+                if !listed.contains(&key) {
+                    snapshot.remove(kind, &key);
+                }
+            }
+            for object in objects {
+                if has_version(snapshot, &object) {
+                    continue;
+                }
+                match object {
+                    ClusterObject::Pod(pod) => snapshot.upsert_pod(reconcile(assumed, pod)),
+                    other => snapshot.upsert(other),
+                }
+            }
         })
+    }
+
+    /// Whether the model has this node or pod at this very version, not assumed: a list may drop
+    /// it as its page is read and pass only its key to [`ModelWriter::replace_listed`]. Until then
+    /// only an assumption can change it (the kind's watch waits for its list), and an assumption
+    /// of a pod the model has never takes the pod out of the model.
+    pub fn has_version(&self, object: &ClusterObject) -> bool {
+        if let ClusterObject::Pod(pod) = object {
+            if self.assumed.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key_of(pod)) {
+                return false;
+            }
+        }
+        has_version(&self.store.snapshot(), object)
     }
 
     /// Counts `pod` on `node` now, until the watch confirms the binding or `ttl` passes.
@@ -156,6 +183,25 @@ impl ModelWriter {
     /// How many pods are assumed and not yet confirmed.
     pub fn assumed_count(&self) -> usize {
         self.assumed.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Whether the model has this node or pod at this very version (same UID and resourceVersion:
+/// the API server changes the version with every change of the object). An assumed pod is kept
+/// with the version the watch last reported, so a list that still shows that version leaves the
+/// assumption as it is, as [`reconcile`] would.
+fn has_version(snapshot: &Snapshot, object: &ClusterObject) -> bool {
+    let same = |have: &crate::cluster::objects::ObjectMeta, want: &crate::cluster::objects::ObjectMeta| {
+        !want.resource_version.is_empty() && have.resource_version == want.resource_version && have.uid == want.uid
+    };
+    match object {
+        ClusterObject::Pod(pod) => snapshot
+            .pod(&pod.metadata.namespace, &pod.metadata.name)
+            .is_some_and(|p| same(&p.pod.metadata, &pod.metadata)),
+        ClusterObject::Node(node) => {
+            snapshot.node_info(&node.metadata.name).is_some_and(|n| same(&n.node().metadata, &node.metadata))
+        }
+        _ => false,
     }
 }
 
@@ -284,6 +330,56 @@ mod tests {
         w.replace(ObjectKind::Pod, vec![]);
         assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (0, 0));
         assert_eq!(w.assumed_count(), 0);
+        assert_eq!(w.store.snapshot().pod_count(), 0);
+    }
+
+    #[test]
+    fn a_relist_leaves_what_the_model_has_at_that_version_and_replaces_the_rest() {
+        let at = |mut pod: Pod, version: &str| {
+            pod.metadata.resource_version = version.to_string();
+            ClusterObject::Pod(pod)
+        };
+        let running = |name: &str, cpu: &str| PodBuilder::new(name).uid(name).node("n2").req(&[("cpu", cpu)]).build();
+        let w = writer();
+        w.replace(ObjectKind::Pod, vec![at(pending(), "5"), at(running("a", "1"), "6"), at(running("b", "1"), "7")]);
+        w.assume(pending(), "n1", TTL);
+        let before = w.store.snapshot();
+
+        // a unchanged, b at a new version, p still unbound at the version it was assumed from.
+        w.replace(ObjectKind::Pod, vec![at(pending(), "5"), at(running("a", "1"), "6"), at(running("b", "2"), "9")]);
+        let after = w.store.snapshot();
+        let info = |s: &Snapshot, name: &str| Arc::clone(s.pod("default", name).unwrap());
+        assert!(Arc::ptr_eq(&info(&before, "a"), &info(&after, "a")), "unchanged: shared, not rebuilt");
+        assert!(!Arc::ptr_eq(&info(&before, "b"), &info(&after, "b")), "a new version is taken");
+        assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (1000, 3000), "p still assumed on n1, b now 2 cpu");
+        assert_eq!(w.assumed_count(), 1);
+
+        // The list shows p bound at a newer version: the assumption is over.
+        w.replace(ObjectKind::Pod, vec![at(bound("n1"), "10"), at(running("a", "1"), "6"), at(running("b", "2"), "9")]);
+        assert_eq!(w.assumed_count(), 0);
+        assert_eq!((cpu_on(&w, "n1"), cpu_on(&w, "n2")), (1000, 3000));
+    }
+
+    #[test]
+    fn a_list_may_drop_what_the_model_has_at_that_version_unless_it_is_assumed() {
+        let at = |mut pod: Pod, version: &str| {
+            pod.metadata.resource_version = version.to_string();
+            ClusterObject::Pod(pod)
+        };
+        let w = writer();
+        w.replace(ObjectKind::Pod, vec![at(pending(), "5")]);
+        assert!(w.has_version(&at(pending(), "5")));
+        assert!(!w.has_version(&at(pending(), "6")), "another version");
+        assert!(!w.has_version(&at(PodBuilder::new("p").uid("u2").build(), "5")), "another pod");
+        assert!(!w.has_version(&at(PodBuilder::new("q").build(), "5")), "not in the model");
+        w.assume(pending(), "n1", TTL);
+        assert!(!w.has_version(&at(pending(), "5")), "assumed: kept by the list");
+
+        // The listed keys keep what the model has; the others go.
+        let listed: HashSet<ObjectKey> = [("default".to_string(), "p".to_string())].into();
+        w.replace_listed(ObjectKind::Pod, &listed, vec![]);
+        assert_eq!(cpu_on(&w, "n1"), 1000, "p stays, assumed");
+        w.replace_listed(ObjectKind::Pod, &HashSet::new(), vec![]);
         assert_eq!(w.store.snapshot().pod_count(), 0);
     }
 

@@ -87,8 +87,8 @@ pub struct ObjectMeta {
     pub namespace: String,
     #[serde(deserialize_with = "null_as_default")]
     pub uid: String,
-    /// Read only while an object comes off a watch (it tells the watch where it is); the model
-    /// keeps it empty.
+    /// Tells a watch where it is; the model keeps it so that a relist can leave the nodes and pods
+    /// it already has at that version as they are.
     #[serde(deserialize_with = "null_as_default")]
     pub resource_version: String,
     #[serde(deserialize_with = "null_as_default")]

@@ -1,6 +1,7 @@
 //! Series computed at scrape time, never per event: the model's object counts from the current
-//! snapshot, each watch's last-event age, sync and staleness from [`WatchHealth`], and the
-//! engine's count of nominated-pod second passes.
+//! snapshot, each watch's last-event age, sync and staleness from [`WatchHealth`], the engine's
+//! count of nominated-pod second passes and, in a live cluster, the pods assumed and not yet
+//! confirmed.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Unit;
 
+use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{WatchHealth, WATCHED_KINDS};
 use crate::cluster::ClusterStore;
 use crate::engine::fits::SECOND_PASSES;
@@ -89,5 +91,31 @@ impl Collector for ClusterCollector {
             second_passes.metric_type(),
         )?)?;
         Ok(())
+    }
+}
+
+/// kube-scheduler's `scheduler_cache_size{type="assumed_pods"}`: pods this extender bound that no
+/// watch event has confirmed yet. Each is confirmed or expires within `--assume-ttl`, so a count
+/// that stays up means the pod watch is not delivering.
+#[derive(Debug)]
+pub struct AssumedPods {
+    writer: Arc<ModelWriter>,
+}
+
+impl AssumedPods {
+    pub fn new(writer: Arc<ModelWriter>) -> Self {
+        AssumedPods { writer }
+    }
+}
+
+impl Collector for AssumedPods {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let count = ConstGauge::new(i64::try_from(self.writer.assumed_count()).unwrap_or(i64::MAX));
+        count.encode(encoder.encode_descriptor(
+            "assumed_pods",
+            "Pods bound by this extender and counted on their node that no watch event has confirmed yet",
+            None,
+            count.metric_type(),
+        )?)
     }
 }

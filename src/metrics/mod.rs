@@ -41,6 +41,7 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
+use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::WatchHealth;
 use crate::cluster::ClusterStore;
 use crate::policy::Plan;
@@ -95,6 +96,13 @@ impl Metrics {
             ]),
         );
         Metrics { registry, requests, predicates, bind, policy }
+    }
+
+    /// Adds the live source's pods assumed on their nodes and not yet confirmed by a watch event
+    /// (`assumed_pods`).
+    pub fn with_assumed_pods(mut self, writer: Arc<ModelWriter>) -> Metrics {
+        self.registry.register_collector(Box::new(cluster::AssumedPods::new(writer)));
+        self
     }
 
     /// The OpenMetrics text of every series.

@@ -239,6 +239,8 @@ struct Model {
     store: Arc<ClusterStore>,
     binder: Arc<dyn Binder>,
     watches: Option<Arc<WatchHealth>>,
+    /// The live source's writer, which holds the assumed pods.
+    writer: Option<Arc<ModelWriter>>,
     background: Vec<JoinHandle<()>>,
 }
 
@@ -247,7 +249,7 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
         tracing::info!(nodes = snapshot.node_count(), pods = snapshot.pod_count(), "cluster model loaded");
         let store = Arc::new(ClusterStore::new(snapshot));
         let binder: Arc<dyn Binder> = Arc::new(ModelBinder::new(Arc::clone(&store)));
-        Model { store, binder, watches: None, background: Vec::new() }
+        Model { store, binder, watches: None, writer: None, background: Vec::new() }
     };
     Ok(match &config.cluster {
         ClusterSource::File(path) => fixed(load_file(path)?.into_snapshot()),
@@ -259,9 +261,9 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
             let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));
             let watches = Arc::new(WatchHealth::new(WATCHED_KINDS, config.max_cache_staleness));
             let background = crate::cluster::source::kube::start(&client, &writer, &watches, config.watch);
-            let binder = ApiServerBinder::new(client, writer, config.assume_ttl, config.request_timeout);
+            let binder = ApiServerBinder::new(client, Arc::clone(&writer), config.assume_ttl, config.request_timeout);
             tracing::info!(?connection, "watching the API server");
-            Model { store, binder: Arc::new(binder), watches: Some(watches), background }
+            Model { store, binder: Arc::new(binder), watches: Some(watches), writer: Some(writer), background }
         }
     })
 }
@@ -293,9 +295,13 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     })?;
 
     // The model last: the live source starts its watches here.
-    let Model { store, binder, watches, mut background } = open_model(&config).await?;
+    let Model { store, binder, watches, writer, mut background } = open_model(&config).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
-    let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), watches.clone()));
+    let metrics = Metrics::new(&plan, Arc::clone(&store), watches.clone());
+    let metrics = Arc::new(match writer {
+        Some(writer) => metrics.with_assumed_pods(writer),
+        None => metrics,
+    });
     let plan = Arc::new(PlanCell::from_pointee(plan));
     let wake = reload::on_sighup().map(|(wake, task)| {
         background.push(task);

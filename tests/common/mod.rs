@@ -3,6 +3,8 @@
 
 use std::io::Read;
 use std::net::SocketAddr;
+pub mod model_diff;
+
 use std::path::{Path, PathBuf};
 
 use predicate_extender::cluster::source::parse_objects;

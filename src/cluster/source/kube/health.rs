@@ -75,7 +75,8 @@ impl WatchHealth {
         });
     }
 
-    /// A list or watch failed.
+    /// A list or watch failed, or the watch stopped: changes may be missed from now until the next
+    /// list completes or watch opens.
     pub fn failed(&self, kind: ObjectKind, error: String) {
         self.with(kind, |h| {
             h.failing_since.get_or_insert_with(Instant::now);

@@ -16,25 +16,24 @@ use serde::{Deserialize, Deserializer};
 
 use crate::cluster::objects;
 
-/// The identity of a lean object, as kube reads it; the resourceVersion is taken out (the model
-/// does not keep it).
+/// The identity of a lean object, as kube reads it: namespace, name, uid and resourceVersion. The
+/// model keeps the resourceVersion too: a relist leaves the objects whose version it already has
+/// as they are.
 pub trait LeanObject: Sized {
-    fn identity(&mut self) -> (&str, &str, &str, String);
+    fn identity(&self) -> (&str, &str, &str, &str);
 }
 
 impl LeanObject for objects::Pod {
-    fn identity(&mut self) -> (&str, &str, &str, String) {
-        let m = &mut self.metadata;
-        let version = std::mem::take(&mut m.resource_version);
-        (&m.namespace, &m.name, &m.uid, version)
+    fn identity(&self) -> (&str, &str, &str, &str) {
+        let m = &self.metadata;
+        (&m.namespace, &m.name, &m.uid, &m.resource_version)
     }
 }
 
 impl LeanObject for objects::Node {
-    fn identity(&mut self) -> (&str, &str, &str, String) {
-        let m = &mut self.metadata;
-        let version = std::mem::take(&mut m.resource_version);
-        ("", &m.name, &m.uid, version)
+    fn identity(&self) -> (&str, &str, &str, &str) {
+        let m = &self.metadata;
+        ("", &m.name, &m.uid, &m.resource_version)
     }
 }
 
@@ -62,13 +61,13 @@ where
     L: LeanObject + Deserialize<'de> + Default,
 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let objects::Object(mut object) = objects::Object::<L>::deserialize(d)?;
+        let objects::Object(object) = objects::Object::<L>::deserialize(d)?;
         let (namespace, name, uid, resource_version) = object.identity();
         let meta = ObjectMeta {
             name: Some(name.to_string()),
             namespace: (!namespace.is_empty()).then(|| namespace.to_string()),
             uid: (!uid.is_empty()).then(|| uid.to_string()),
-            resource_version: Some(resource_version),
+            resource_version: Some(resource_version.to_string()),
             ..ObjectMeta::default()
         };
         Ok(Lean { object, meta, _resource: PhantomData })
@@ -128,7 +127,7 @@ mod tests {
         assert_eq!(pod.name_any(), "web-1");
         assert_eq!(pod.namespace().as_deref(), Some("shop"));
         assert_eq!(pod.object.spec.node_name, "n1");
-        assert!(pod.object.metadata.resource_version.is_empty(), "the model does not keep it");
+        assert_eq!(pod.object.metadata.resource_version, "42", "the model keeps it, for relists");
         assert_eq!(LeanPod::url_path(&(), None), "/api/v1/pods");
         assert!(!pod.object.is_terminating());
         let terminating: LeanPod = serde_json::from_value(serde_json::json!({

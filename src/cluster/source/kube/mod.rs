@@ -134,10 +134,10 @@ async fn expire_assumptions(writer: Arc<ModelWriter>) {
 
 async fn list_into<K: WatchedKind>(client: &Client, snapshot: &mut Snapshot) -> Result<(), ConnectError> {
     let api: Api<K> = Api::all(client.clone());
-    let (objects, _) = watch_loop::list_all(&api, WatchSettings::default())
+    let listed = watch_loop::list_all(&api, WatchSettings::default(), |_| true)
         .await
         .map_err(|e| ConnectError::List { resource: K::KIND.resource(), message: e.to_string() })?;
-    snapshot.replace(K::KIND, objects);
+    snapshot.replace(K::KIND, listed.objects);
     Ok(())
 }
 

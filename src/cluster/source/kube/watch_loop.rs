@@ -1,23 +1,28 @@
 //! One kind's list and watch, kept running: list (in pages) and replace the kind in the model,
 //! then watch from the list's resourceVersion, applying events in batches; on `410 Gone` list
-//! again; on any other error back off and resume from the last resourceVersion seen.
+//! again; on any other error back off and resume from the last resourceVersion seen. Every list
+//! page and every watch opening has a deadline, and a watch that stays silent past its timeout is
+//! given up: kube's client has no read timeout of its own.
 //!
 //! Written on kube-client's `list` and `watch` rather than kube-runtime's `watcher`, because
 //! readiness needs to know when a failing watch has recovered, and `watcher` does not report a
-//! successful re-watch or a bookmark. The backoff is kube-runtime's.
+//! successful re-watch or a bookmark. The backoff is kube-runtime's exponential one.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
+use backon::ExponentialBuilder;
 use futures::{FutureExt, StreamExt};
 use kube::api::{ListParams, WatchEvent, WatchParams};
-use kube::runtime::watcher::DefaultBackoff;
+use kube::runtime::utils::ResetTimerBackoff;
+use kube::runtime::watcher::ExponentialBackoff;
 use kube::{Api, ResourceExt};
 
 use crate::cluster::model_writer::{Change, ModelWriter};
 use crate::cluster::source::kube::health::WatchHealth;
 use crate::cluster::source::kube::kinds::WatchedKind;
-use crate::cluster::ClusterObject;
+use crate::cluster::{ClusterObject, ObjectKey};
 
 /// Tuning of the list and watch calls.
 #[derive(Debug, Clone, Copy)]
@@ -28,12 +33,37 @@ pub struct WatchSettings {
     pub watch_timeout_seconds: u32,
     /// Most events applied as one snapshot.
     pub max_batch: usize,
+    /// Longest wait for a list page, or for a watch to open.
+    pub request_timeout: Duration,
+    /// The pause after a failed list or watch: the first, doubled (with jitter) after each further
+    /// failure, up to the longest.
+    pub backoff_initial: Duration,
+    pub backoff_max: Duration,
+}
+
+impl WatchSettings {
+    fn backoff(&self) -> impl Iterator<Item = Duration> {
+        let exponential = ExponentialBuilder::default()
+            .with_min_delay(self.backoff_initial)
+            .with_max_delay(self.backoff_max)
+            .with_factor(2.0)
+            .with_jitter()
+            .without_max_times();
+        ResetTimerBackoff::new(ExponentialBackoff::from(exponential), Duration::from_secs(120))
+    }
 }
 
 impl Default for WatchSettings {
     fn default() -> Self {
         // 290s: kube-runtime's choice, below kube-client's 295s read timeout.
-        WatchSettings { page_size: 500, watch_timeout_seconds: 290, max_batch: 1024 }
+        WatchSettings {
+            page_size: 500,
+            watch_timeout_seconds: 290,
+            max_batch: 1024,
+            request_timeout: Duration::from_secs(60),
+            backoff_initial: Duration::from_millis(800),
+            backoff_max: Duration::from_secs(30),
+        }
     }
 }
 
@@ -43,32 +73,75 @@ enum Interrupted {
     Gone,
     /// Anything else: back off, then watch again from the last resourceVersion.
     Failed(String),
-    /// The server ended the watch (its timeout): watch again at once.
+    /// The server ended the watch (its timeout, or a dropped connection): watch again.
     Ended,
+}
+
+/// How long past its `timeoutSeconds` a watch may stay silent before its connection is presumed
+/// dead (kube-runtime's margin): the API server ends every watch at that timeout, and sends a
+/// bookmark about once a minute before it.
+const IDLE_MARGIN: Duration = Duration::from_secs(5);
+
+/// A watch that stayed open this long, or delivered anything, was healthy: the next failure starts
+/// the backoff afresh, and opening the next watch counts as recovery.
+const HEALTHY_WATCH: Duration = Duration::from_secs(1);
+
+/// Why a list did not complete.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ListError {
+    #[error(transparent)]
+    Api(#[from] kube::Error),
+    #[error("the API server did not answer a list page within {}", humantime::format_duration(*.0))]
+    TimedOut(Duration),
 }
 
 fn is_gone(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(status) if status.code == 410)
 }
 
-/// Lists every page of a kind; returns the objects and the list's resourceVersion.
+/// A kind as listed: the key of every object, and the objects `list_all` was asked to keep.
+pub(crate) struct Listed {
+    pub keys: HashSet<ObjectKey>,
+    pub objects: Vec<ClusterObject>,
+    pub version: String,
+}
+
+/// Lists every page of a kind, each within the request timeout, keeping the objects `keep` wants
+/// (the others are dropped as their page is read, their keys kept).
 pub(crate) async fn list_all<K: WatchedKind>(
     api: &Api<K>,
     settings: WatchSettings,
-) -> Result<(Vec<ClusterObject>, String), kube::Error> {
-    let mut objects = Vec::new();
+    keep: impl Fn(&ClusterObject) -> bool,
+) -> Result<Listed, ListError> {
+    let mut listed = Listed { keys: HashSet::new(), objects: Vec::new(), version: String::new() };
     let mut params = ListParams::default().limit(settings.page_size);
     loop {
-        let page = api.list(&params).await?;
-        objects.extend(page.items.into_iter().map(K::into_object));
+        let page = tokio::time::timeout(settings.request_timeout, api.list(&params))
+            .await
+            .map_err(|_| ListError::TimedOut(settings.request_timeout))??;
+        for object in page.items.into_iter().map(K::into_object) {
+            listed.keys.insert(object.key());
+            if keep(&object) {
+                listed.objects.push(object);
+            }
+        }
         match page.metadata.continue_.filter(|c| !c.is_empty()) {
             Some(token) => params = params.continue_token(&token),
-            None => return Ok((objects, page.metadata.resource_version.unwrap_or_default())),
+            None => {
+                listed.version = page.metadata.resource_version.unwrap_or_default();
+                return Ok(listed);
+            }
         }
     }
 }
 
 /// Runs one kind's list and watch until the task is aborted.
+///
+/// The health of the kind is marked failing from the moment its watch stops, whatever the reason,
+/// until a list completes or a watch opens again (and, after a watch that failed before
+/// delivering anything or staying open a second, until a watch delivers something): a relist that
+/// hangs or keeps failing, or watches that keep breaking, leave the model behind, and `/readyz`
+/// says so once that has lasted `--max-cache-staleness`.
 pub async fn run<K: WatchedKind>(
     api: Api<K>,
     writer: Arc<ModelWriter>,
@@ -77,46 +150,70 @@ pub async fn run<K: WatchedKind>(
 ) {
     let kind = K::KIND;
     let resource = kind.resource();
-    let mut backoff = DefaultBackoff::default();
+    // Not reset by a list that works: a list followed by a watch that fails at once is no
+    // recovery. Reset by a healthy watch.
+    let mut backoff = settings.backoff();
+    // Watches in a row that ended or met 410 Gone at once, delivering nothing: from the second
+    // one on, a server (or proxy) that does this every time must not make a busy loop.
+    let mut quick_ends = 0u32;
     loop {
-        let (objects, mut version) = match list_all(&api, settings).await {
+        // What the model already has at the listed version is dropped page by page: a relist of a
+        // big cluster holds only what changed, not a second copy of the kind.
+        let listed = match list_all(&api, settings, |object| !writer.has_version(object)).await {
             Ok(listed) => listed,
             Err(e) => {
-                let wait = backoff.next().unwrap_or(Duration::from_secs(30));
+                let wait = backoff.next().unwrap_or(settings.backoff_max);
                 tracing::warn!(resource, error = %e, retry_in = ?wait, "list failed");
                 health.failed(kind, format!("list: {e}"));
                 tokio::time::sleep(wait).await;
                 continue;
             }
         };
-        let count = objects.len();
-        writer.replace(kind, objects);
+        let (count, changed) = (listed.keys.len(), listed.objects.len());
+        let mut version = listed.version;
+        writer.replace_listed(kind, &listed.keys, listed.objects);
         health.listed(kind);
-        backoff = DefaultBackoff::default();
-        tracing::info!(resource, count, resource_version = %version, "listed");
+        tracing::info!(resource, count, changed, resource_version = %version, "listed");
 
         // Whether opening a watch shows the kind is healthy again: not after a watch that failed
-        // before delivering anything (an object that cannot be decoded, an error event on every
-        // attempt), which would otherwise reset the staleness clock on every retry.
+        // before delivering anything or staying open a while (an object that cannot be decoded,
+        // an error event on every attempt), which would otherwise reset the staleness clock on
+        // every retry.
         let mut open_is_progress = true;
         loop {
             let opened = std::time::Instant::now();
             let (why, delivered) = watch_once(&api, &writer, &health, settings, &mut version, open_is_progress).await;
+            let healthy = delivered || opened.elapsed() >= HEALTHY_WATCH;
+            if healthy {
+                backoff = settings.backoff();
+                quick_ends = 0;
+            } else if !matches!(why, Interrupted::Failed(_)) {
+                quick_ends += 1;
+            }
+            let pause = quick_ends >= 2;
             match why {
                 Interrupted::Ended => {
+                    // Everything the stream carried was applied: resuming loses nothing, and the
+                    // clock stops as soon as the next watch opens.
                     open_is_progress = true;
-                    // A server or proxy that closes watches at once must not make this a busy loop.
-                    if opened.elapsed() < Duration::from_secs(1) && !delivered {
-                        tokio::time::sleep(backoff.next().unwrap_or(Duration::from_secs(30))).await;
+                    health.failed(kind, format!("watch: the stream ended at resourceVersion {version}; resuming"));
+                    if pause {
+                        tokio::time::sleep(backoff.next().unwrap_or(settings.backoff_max)).await;
                     }
                 }
                 Interrupted::Gone => {
                     tracing::info!(resource, resource_version = %version, "resourceVersion expired (410 Gone) or lost; listing again");
+                    health.failed(kind, format!("watch: resourceVersion {version} expired (410 Gone); listing again"));
+                    // Fresh watches answered 410 at once, again (an API server whose watch cache
+                    // lags behind the list it served): relisting at once would relist in a loop.
+                    if pause {
+                        tokio::time::sleep(backoff.next().unwrap_or(settings.backoff_max)).await;
+                    }
                     break;
                 }
                 Interrupted::Failed(error) => {
-                    open_is_progress = delivered;
-                    let wait = backoff.next().unwrap_or(Duration::from_secs(30));
+                    open_is_progress = healthy;
+                    let wait = backoff.next().unwrap_or(settings.backoff_max);
                     tracing::warn!(resource, %error, retry_in = ?wait, "watch failed");
                     health.failed(kind, format!("watch: {error}"));
                     tokio::time::sleep(wait).await;
@@ -141,18 +238,32 @@ async fn watch_once<K: WatchedKind>(
         return (Interrupted::Gone, false);
     }
     let params = WatchParams { bookmarks: true, ..WatchParams::default() }.timeout(settings.watch_timeout_seconds);
-    let stream = match api.watch(&params, version).await {
-        Ok(s) => s,
-        Err(e) if is_gone(&e) => return (Interrupted::Gone, false),
-        Err(e) => return (Interrupted::Failed(e.to_string()), false),
+    let stream = match tokio::time::timeout(settings.request_timeout, api.watch(&params, version)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) if is_gone(&e) => return (Interrupted::Gone, false),
+        Ok(Err(e)) => return (Interrupted::Failed(e.to_string()), false),
+        Err(_) => {
+            let after = humantime::format_duration(settings.request_timeout);
+            return (Interrupted::Failed(format!("the API server did not answer the watch within {after}")), false);
+        }
     };
     if open_is_progress {
         health.progressed(K::KIND);
     }
+    // Without even a bookmark for this long, the connection is dead (no FIN ever came).
+    let idle = Duration::from_secs(settings.watch_timeout_seconds.into()) + IDLE_MARGIN;
     let mut delivered = false;
     let mut stream = std::pin::pin!(stream);
     loop {
-        let Some(first) = stream.next().await else { return (Interrupted::Ended, delivered) };
+        let first = match tokio::time::timeout(idle, stream.next()).await {
+            Ok(Some(first)) => first,
+            Ok(None) => return (Interrupted::Ended, delivered),
+            Err(_) => {
+                let silent = humantime::format_duration(idle);
+                let error = format!("no event or bookmark for {silent}: the connection is presumed dead");
+                return (Interrupted::Failed(error), delivered);
+            }
+        };
         // Whatever else has already arrived goes into the same snapshot.
         let mut batch = vec![first];
         while batch.len() < settings.max_batch {

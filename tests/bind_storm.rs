@@ -1,0 +1,199 @@
+//! 2,000 pods bound through the live source at 16-way concurrency while the API server fails 5% of
+//! the bindings (409, 500, no answer, bound but no answer): every pod is bound at most once by the
+//! API server, every binding that did not happen (or whose answer never came) is reported with an
+//! `Error`, every success is a pod bound to that node, and no assumption outlives its TTL: the
+//! assumed pods expire while the watch is held back, and are none once it has caught up.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
+
+mod common;
+mod fake_apiserver;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::model_diff::{differences, truth_snapshot};
+use common::{config, TestServer};
+use fake_apiserver::{node_json, pod_json, BindFault, FakeApiServer};
+use predicate_extender::cluster::source::kube::Connection;
+use predicate_extender::server::ClusterSource;
+use serde_json::{json, Value};
+
+const PODS: usize = 2_000;
+const NODES: usize = 50;
+const WORKERS: usize = 16;
+/// The first pods are bound while the watch is held back: their assumptions can only expire.
+const HELD: usize = 500;
+/// The extender's deadline for one bind; the hanging faults last longer.
+const BIND_DEADLINE: Duration = Duration::from_millis(400);
+const HANG: Duration = Duration::from_secs(1);
+const ASSUME_TTL: Duration = Duration::from_secs(2);
+/// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+/// One binding in twenty fails, the four kinds in turn.
+fn fault(attempt: u64) -> Option<BindFault> {
+    (attempt % 20 == 7).then_some(match (attempt / 20) % 4 {
+        0 => BindFault::Conflict,
+        1 => BindFault::InternalError,
+        2 => BindFault::HangThenFail(HANG),
+        _ => BindFault::BindThenHang(HANG),
+    })
+}
+
+/// One /bind call and its answer's `Error` ("" for success).
+#[derive(Debug, Clone)]
+struct Attempt {
+    node: String,
+    error: String,
+}
+
+async fn metric(server: &TestServer, name: &str) -> f64 {
+    let (status, text) = server.get(&format!("{}/metrics", server.admin)).await;
+    assert_eq!(status, 200);
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+}
+
+async fn until(what: &str, mut check: impl AsyncFnMut() -> Option<String>) {
+    let start = Instant::now();
+    while let Some(last) = check().await {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}; last: {last}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Binds pods `range` from 16 workers, each pod retried (on the same node, as kube-scheduler's next
+/// attempt would choose it again) until it is bound.
+async fn storm(server: &Arc<TestServer>, range: std::ops::Range<usize>) -> BTreeMap<String, Vec<Attempt>> {
+    let next = Arc::new(AtomicUsize::new(range.start));
+    let mut workers = Vec::new();
+    for _ in 0..WORKERS {
+        let (server, next, end) = (server.clone(), next.clone(), range.end);
+        workers.push(tokio::spawn(async move {
+            let mut seen = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= end {
+                    return seen;
+                }
+                let (pod, node) = (format!("pod-{i}"), format!("node-{}", i % NODES));
+                let body = json!({"PodName": pod, "PodNamespace": "default", "Node": node}).to_string();
+                let mut attempts = Vec::new();
+                loop {
+                    let (status, answer) = server.post("/bind", body.clone()).await;
+                    assert_eq!(status, 200, "{pod}: {answer}");
+                    let error = answer["Error"].as_str().unwrap_or("").to_string();
+                    let done = error.is_empty();
+                    attempts.push(Attempt { node: node.clone(), error });
+                    if done {
+                        break;
+                    }
+                    assert!(attempts.len() < 10, "{pod}: {attempts:?}");
+                }
+                seen.push((format!("default/{pod}"), attempts));
+            }
+        }));
+    }
+    let mut all = BTreeMap::new();
+    for w in workers {
+        all.extend(w.await.unwrap());
+    }
+    all
+}
+
+#[tokio::test]
+async fn a_bind_storm_binds_each_pod_once_reports_every_failure_and_leaves_no_assumption() {
+    let api = FakeApiServer::start().await;
+    for n in 0..NODES {
+        api.apply(node_json(&format!("node-{n}"), "64", "256Gi", "110"));
+    }
+    for i in 0..PODS {
+        api.apply(pod_json("default", &format!("pod-{i}"), "", "10m"));
+    }
+    let mut c = config(ClusterSource::Kube(Connection::Kubeconfig(api.kubeconfig_path())));
+    c.request_timeout = BIND_DEADLINE;
+    c.assume_ttl = ASSUME_TTL;
+    let server = Arc::new(TestServer::start(c).await);
+    until("the first sync", async || {
+        let pods = server.store().snapshot().pod_count();
+        (pods != PODS).then(|| format!("{pods} pods"))
+    })
+    .await;
+    api.bind_faults(Some(Box::new(|_pod, attempt| fault(attempt))));
+
+    // The watch held back: every assumption stays unconfirmed, and must expire on its own.
+    api.hold_events(true);
+    let peak = Arc::new(AtomicUsize::new(0));
+    let sampler = {
+        let (server, peak) = (server.clone(), peak.clone());
+        tokio::spawn(async move {
+            loop {
+                let assumed = metric(&server, "predicate_extender_assumed_pods").await as usize;
+                peak.fetch_max(assumed, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+    let mut attempts = storm(&server, 0..HELD).await;
+    sampler.abort();
+    assert!(peak.load(Ordering::Relaxed) > 0, "the held binds were assumed");
+    until("the unconfirmed assumptions to expire", async || {
+        let assumed = metric(&server, "predicate_extender_assumed_pods").await;
+        (assumed > 0.0).then(|| format!("{assumed} assumed"))
+    })
+    .await;
+    api.hold_events(false);
+
+    // The rest with the watch flowing: the assumptions end as the watch confirms them.
+    attempts.extend(storm(&server, HELD..PODS).await);
+    until("no assumption left", async || {
+        let assumed = metric(&server, "predicate_extender_assumed_pods").await;
+        (assumed > 0.0).then(|| format!("{assumed} assumed"))
+    })
+    .await;
+
+    // The API server's side: each pod bound exactly once, by one request, to the node asked for.
+    let records = api.bindings();
+    let mut by_pod: BTreeMap<&str, Vec<&fake_apiserver::BindingRecord>> = BTreeMap::new();
+    for r in &records {
+        by_pod.entry(&r.pod).or_default().push(r);
+    }
+    assert_eq!(by_pod.len(), PODS);
+    let faults = records.iter().filter(|r| r.fault.is_some()).count();
+    assert!((90..=110).contains(&faults), "about 5% of {} bindings failed: {faults}", records.len());
+    for (pod, tries) in &attempts {
+        let server_side = &by_pod[pod.as_str()];
+        let binds = server_side.iter().filter(|r| r.bound).count();
+        assert_eq!(binds, 1, "{pod} bound once: {server_side:?}");
+        let name = pod.trim_start_matches("default/");
+        let bound_to = api.get("Pod", "default", name).unwrap()["spec"]["nodeName"].clone();
+        assert_eq!(bound_to, Value::from(tries[0].node.clone()), "{pod}");
+
+        // One binding request per /bind, in the same order (a pod's attempts are sequential).
+        assert_eq!(server_side.len(), tries.len(), "{pod}: {server_side:?} for {tries:?}");
+        let mut bound_before = false;
+        for (record, attempt) in server_side.iter().zip(tries) {
+            let answered_in_time = record.status == 201 && !matches!(record.fault, Some(BindFault::BindThenHang(_)));
+            if attempt.error.is_empty() {
+                // Success: bound by this request, or found bound to this node by an earlier one.
+                assert!(answered_in_time || bound_before, "{pod}: success without a binding: {record:?}");
+            } else {
+                assert!(!answered_in_time, "{pod}: bound, yet reported {:?}", attempt.error);
+                assert!(attempt.error.contains(pod.as_str()), "{pod}: the error names the pod: {:?}", attempt.error);
+            }
+            bound_before |= record.bound;
+        }
+    }
+
+    // Nothing assumed is left over, and the model is the API server's truth.
+    until("the model to equal the truth", async || {
+        let truth = truth_snapshot(|kind| api.list(kind));
+        let diff = differences(&server.store().snapshot(), &truth, 10);
+        (!diff.is_empty()).then(|| diff.join("\n"))
+    })
+    .await;
+    assert_eq!(metric(&server, "predicate_extender_assumed_pods").await, 0.0);
+}
