@@ -271,5 +271,5 @@ impl NodeBuilder {
 }
 
 pub mod api_objects;
-pub mod generate;
 pub mod fuzz;
+pub mod generate;

@@ -29,9 +29,10 @@ pub fn policy(file: &str, input: &[u8]) -> Result<(), Violation> {
         Ok(plan) => plan,
         Err(e) => {
             let prefix = format!("{file}: ");
-            return ensure(e.file == file && e.to_string().starts_with(&prefix) && !e.message.trim().is_empty(), || {
-                format!("Policy {}: the error {e:?} does not name the file or says nothing", shown(input))
-            });
+            return ensure(
+                e.file == file && e.to_string().starts_with(&prefix) && !e.message.trim().is_empty(),
+                || format!("Policy {}: the error {e:?} does not name the file or says nothing", shown(input)),
+            );
         }
     };
     let snapshot = DEMO.clone()?;

@@ -49,17 +49,8 @@ impl Harness {
 
 /// The fuzz targets, by the name of their file in `fuzz/fuzz_targets/` and their directory in
 /// `fuzz/regressions/`.
-pub const TARGETS: &[&str] = &[
-    "filter",
-    "prioritize",
-    "preempt",
-    "bind",
-    "policy_json",
-    "policy_yaml",
-    "snapshot",
-    "quantity",
-    "selectors",
-];
+pub const TARGETS: &[&str] =
+    &["filter", "prioritize", "preempt", "bind", "policy_json", "policy_yaml", "snapshot", "quantity", "selectors"];
 
 /// Runs target `name`'s check on `input` (the demo `harness` for the verbs).
 pub fn check(name: &str, harness: &Harness, input: &[u8]) -> Result<(), Violation> {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelectorTerm, NodeSelectorRequirement};
+use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sLabelSelector;
 use serde::Deserialize;
 
@@ -21,9 +21,11 @@ pub fn quantity(input: &[u8]) -> Result<(), Violation> {
         let parsed = Quantity::parse(text);
         match &parsed {
             Ok(q) => consistent(q).map_err(|v| format!("quantity {text:?}: {v}"))?,
-            Err(e) => ensure(e.input == text && e.to_string().starts_with(&format!("invalid quantity {text:?}: ")), || {
-                format!("quantity {text:?}: the error {e} does not quote the input")
-            })?,
+            Err(e) => {
+                ensure(e.input == text && e.to_string().starts_with(&format!("invalid quantity {text:?}: ")), || {
+                    format!("quantity {text:?}: the error {e} does not quote the input")
+                })?
+            }
         }
         let in_json = serde_json::from_str::<Quantity>(&serde_json::Value::from(text).to_string()).ok();
         ensure(in_json == parsed.clone().ok(), || {
@@ -108,7 +110,9 @@ pub fn selectors(input: &[u8]) -> Result<(), Violation> {
     }
     for key in keys {
         let error = qualified_name_error(key);
-        ensure(is_qualified_name(key) == error.is_none(), || format!("{}: {key:?} both is and is not qualified", at()))?;
+        ensure(is_qualified_name(key) == error.is_none(), || {
+            format!("{}: {key:?} both is and is not qualified", at())
+        })?;
         ensure(error.as_ref().is_none_or(|e| e.starts_with(&format!("{key:?}"))), || {
             format!("{}: the error {error:?} does not quote {key:?}", at())
         })?;
@@ -145,7 +149,11 @@ fn label_selector(selector: &K8sLabelSelector, labels: &BTreeMap<String, String>
     Ok(())
 }
 
-fn node_selector_terms(terms: &[NodeSelectorTerm], name: &str, labels: &BTreeMap<String, String>) -> Result<(), Violation> {
+fn node_selector_terms(
+    terms: &[NodeSelectorTerm],
+    name: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<(), Violation> {
     let one = |t: NodeSelectorTerm| NodeSelectorTerms::compile(&[t]).matches(name, labels);
     let all = NodeSelectorTerms::compile(terms).matches(name, labels);
     let any = terms.iter().any(|t| one(t.clone()));
@@ -157,7 +165,9 @@ fn node_selector_terms(terms: &[NodeSelectorTerm], name: &str, labels: &BTreeMap
         let parts: Vec<bool> = expressions.chain(fields).map(one).collect();
         let whole = one(t.clone());
         let anded = !parts.is_empty() && parts.iter().all(|m| *m);
-        ensure(whole == anded, || format!("term {i} matches {whole}, its requirements alone {parts:?}: they are ANDed"))?;
+        ensure(whole == anded, || {
+            format!("term {i} matches {whole}, its requirements alone {parts:?}: they are ANDed")
+        })?;
     }
     Ok(())
 }

@@ -11,8 +11,8 @@ use crate::bind::ModelBinder;
 use crate::cluster::ClusterStore;
 use crate::engine::{Cancelled, Evaluator};
 use crate::server::handlers::{filter_body, prioritize_body, BodyAnswer};
-use crate::server::AppState;
 use crate::server::preempt_handler::{preempt_job, preempt_result};
+use crate::server::AppState;
 use crate::testing::fuzz::{ensure, shown, Harness, Violation};
 use crate::wire::{
     go_format_safe, Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderPreemptionArgs,
@@ -84,8 +84,8 @@ pub fn prioritize(h: &Harness, body: &[u8]) -> Result<(), Violation> {
     let args = match ExtenderArgs::decode(body) {
         Ok(args) => args,
         Err(e) => {
-            let parsed: ErrorAnswer = serde_json::from_slice(&answer)
-                .map_err(|e| format!("{}: not an object with only Error: {e}", at()))?;
+            let parsed: ErrorAnswer =
+                serde_json::from_slice(&answer).map_err(|e| format!("{}: not an object with only Error: {e}", at()))?;
             return refused("ExtenderArgs", &e, status, &parsed.error).map_err(|v| format!("{}: {v}", at()));
         }
     };
