@@ -7,8 +7,8 @@
 #
 # glibc rather than a static musl binary: nothing in the dependency tree needs OpenSSL (TLS is
 # rustls with ring), so x86_64-unknown-linux-musl is possible in principle (not tried), but musl's
-# allocator is known to scale poorly with many threads, and every request runs on the 16-worker
-# evaluator. The builder and the runtime are both Debian 12, so the binary runs against the glibc
+# allocator is known to scale poorly with many threads, and every request runs on the evaluator's
+# worker threads. The builder and the runtime are both Debian 12, so the binary runs against the glibc
 # it was linked with. Base images are pinned by tag; add digests (name:tag@sha256:...) from your
 # registry when your policy asks for them.
 

@@ -2,13 +2,15 @@
 # Drives the release server over loopback with wrk and prints p50/p90/p99 and requests/s per
 # (endpoint, concurrency).
 #
-#   bench/load.sh [--nodes N] [--duration SECONDS] [--concurrency "1 4 16"] [--sample K] [--port P] [--regen]
+#   bench/load.sh [--nodes N] [--duration SECONDS] [--concurrency "1 4 16"] [--sample K] [--cases "names sample nodes prioritize"] [--port P] [--regen]
 #
 # Generates (or reuses) into target/load/N-nodes/ with `gen-cluster`: a snapshot of N nodes x 20
 # pods, the pending pod, and its /filter bodies (every node as NodeNames, K of them as NodeNames,
 # every node as Nodes). Starts `serve --cluster-snapshot` on it, waits for /readyz, runs wrk for a
 # fixed duration per case (wrk runs for a duration, not a request count), stops the server on exit.
-# The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, PORT; and
+# --cases runs only some of the four cases: names (/filter, every node as NodeNames), sample (/filter,
+# K NodeNames), nodes (/filter, every node as Nodes), prioritize (/prioritize, every node).
+# The same settings come from the environment: NODES, DURATION, CONCURRENCY, SAMPLE, CASES, PORT; and
 # BIN=path runs that binary instead of building target/release/predicate-extender; SERVE_ARGS adds
 # flags to `serve` (e.g. SERVE_ARGS="--parallelism 2").
 set -euo pipefail
@@ -18,10 +20,11 @@ NODES=${NODES:-5000}
 DURATION=${DURATION:-20}
 CONCURRENCY=${CONCURRENCY:-"1 4 16"}
 SAMPLE=${SAMPLE:-500}   # kube-scheduler's default sample at 5,000 nodes (percentageOfNodesToScore)
+CASES=${CASES:-"names sample nodes prioritize"}
 PORT=${PORT:-18888}
 REGEN=0
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
 number() { [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "load.sh: $1 must be a positive number (got '$2')" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -29,6 +32,7 @@ while [[ $# -gt 0 ]]; do
     --duration) DURATION=${2:?--duration needs a value}; shift 2 ;;
     --concurrency) CONCURRENCY=${2:?--concurrency needs a value}; shift 2 ;;
     --sample) SAMPLE=${2:?--sample needs a value}; shift 2 ;;
+    --cases) CASES=${2:?--cases needs a value}; shift 2 ;;
     --port) PORT=${2:?--port needs a value}; shift 2 ;;
     --regen) REGEN=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -37,6 +41,9 @@ while [[ $# -gt 0 ]]; do
 done
 number --nodes "$NODES"; number --duration "$DURATION"; number --sample "$SAMPLE"; number --port "$PORT"
 for c in $CONCURRENCY; do number --concurrency "$c"; done
+for k in $CASES; do
+  [[ $k =~ ^(names|sample|nodes|prioritize)$ ]] || { echo "load.sh: --cases takes names, sample, nodes, prioritize (got '$k')" >&2; exit 2; }
+done
 ADMIN_PORT=$((PORT + 1))
 
 if ! command -v wrk >/dev/null; then
@@ -89,15 +96,18 @@ done
 echo "ready after $((SECONDS - started))s; server RSS $(ps -o rss= -p "$SERVER" | awk '{printf "%.0f MiB", $1/1024}')"
 
 BASE=http://127.0.0.1:$PORT
-CASES=(
-  "filter NodeNames x$NODES|/filter|names.json"
-  "filter NodeNames x$((SAMPLE < NODES ? SAMPLE : NODES))|/filter|sample.json"
-  "filter Nodes x$NODES|/filter|nodes.json"
-  "prioritize NodeNames x$NODES|/prioritize|names.json"
-)
+RUN=()
+for k in $CASES; do
+  case $k in
+    names) RUN+=("filter NodeNames x$NODES|/filter|names.json") ;;
+    sample) RUN+=("filter NodeNames x$((SAMPLE < NODES ? SAMPLE : NODES))|/filter|sample.json") ;;
+    nodes) RUN+=("filter Nodes x$NODES|/filter|nodes.json") ;;
+    prioritize) RUN+=("prioritize NodeNames x$NODES|/prioritize|names.json") ;;
+  esac
+done
 
 # One request of each first: a failure here is a broken setup, not a measurement.
-for case in "${CASES[@]}"; do
+for case in "${RUN[@]}"; do
   IFS='|' read -r name path file <<<"$case"
   out=$DIR/answer.json
   status=$(curl -s -o "$out" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "@$DIR/$file" "$BASE$path")
@@ -110,7 +120,7 @@ done
 timeouts() { grep -c 'request timed out' "$LOG" || true; }
 echo "== wrk, ${DURATION}s per case (fixed duration); latencies in ms"
 printf '%-28s %5s %9s %9s %9s %9s %9s %7s %9s\n' endpoint conc p50 p90 p99 req/s requests errors timeouts
-for case in "${CASES[@]}"; do
+for case in "${RUN[@]}"; do
   IFS='|' read -r name path file <<<"$case"
   for c in $CONCURRENCY; do
     threads=$((c < 2 ? c : 2))

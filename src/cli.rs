@@ -77,9 +77,10 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     pub policy: Option<PathBuf>,
 
-    /// Node evaluator workers (upstream's ParallelizeUntil uses 16); never more than the nodes.
-    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u16).range(1..=1024))]
-    pub parallelism: u16,
+    /// Node evaluator workers [default: the CPUs this process may use (cgroup quota and affinity
+    /// included), at most 16, upstream's ParallelizeUntil workers]; never more than the nodes.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub parallelism: Option<u16>,
 
     /// Largest request body accepted, in bytes; Kubernetes suffixes work (128Mi).
     #[arg(long, default_value = "128Mi", value_parser = parse_byte_size)]
@@ -149,7 +150,9 @@ impl ServeArgs {
         config.admin_listen = self.admin_listen;
         config.url_prefix = self.url_prefix.clone();
         config.policy = self.policy.clone().map(PolicySource::File).unwrap_or(PolicySource::Default);
-        config.parallelism = usize::from(self.parallelism);
+        if let Some(parallelism) = self.parallelism {
+            config.parallelism = usize::from(parallelism);
+        }
         config.max_body_bytes = self.max_body_bytes;
         config.request_timeout = self.request_timeout;
         config.max_cache_staleness = self.max_cache_staleness;
@@ -267,7 +270,9 @@ mod tests {
         assert_eq!(c.listen.to_string(), "127.0.0.1:8888");
         assert_eq!(c.admin_listen.to_string(), "0.0.0.0:8889");
         assert_eq!(c.url_prefix, "");
-        assert_eq!(c.parallelism, 16);
+        // The CPUs this process may use, at most 16.
+        let cpus = std::thread::available_parallelism().map_or(16, |n| n.get().min(16));
+        assert_eq!(c.parallelism, cpus);
         assert_eq!(c.max_body_bytes, 128 << 20);
         assert_eq!(c.request_timeout, Duration::from_secs(4));
         assert_eq!(c.shutdown_grace, Duration::from_secs(10));

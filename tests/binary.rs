@@ -77,6 +77,34 @@ fn blocking_post(addr: &str, path: &str, body: &[u8]) -> String {
     out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
 }
 
+/// The `evaluator_workers` of the "listening" line of `serve --demo` run on CPU 0 only.
+fn workers_on_one_cpu(extra: &[&str]) -> u64 {
+    let mut child = Command::new("taskset")
+        .args(["-c", "0", BIN, "serve", "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .args(["--log-format", "json"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the binary under taskset (util-linux)");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let workers = loop {
+        let Some(line) = lines.next() else { panic!("the server exited before its 'listening' line") };
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["fields"]["message"] == "listening" {
+            break v["fields"]["evaluator_workers"].as_u64().expect("evaluator_workers in the 'listening' line");
+        }
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    workers
+}
+
+#[test]
+fn the_default_parallelism_is_the_cpus_the_process_may_use() {
+    assert_eq!(workers_on_one_cpu(&[]), 1, "one worker when the affinity mask allows one CPU");
+    assert_eq!(workers_on_one_cpu(&["--parallelism", "3"]), 3, "the flag wins");
+}
+
 #[test]
 fn a_bad_snapshot_names_the_file_the_object_and_the_field() {
     let path = temp_file("bad-cluster.yaml", "kind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: {cpu: four}\n");

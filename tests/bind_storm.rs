@@ -3,6 +3,10 @@
 //! API server, every binding that did not happen (or whose answer never came) is reported with an
 //! `Error`, every success is a pod bound to that node, and no assumption outlives its TTL: the
 //! assumed pods expire while the watch is held back, and are none once it has caught up.
+//!
+//! Attempts and the API server's records are matched by time, not by order: on a loaded machine
+//! any binding can miss the extender's deadline, and a request the extender gave up on may reach
+//! the API server after the answer, or never.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
@@ -15,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use common::model_diff::{differences, truth_snapshot};
 use common::{config, TestServer};
-use fake_apiserver::{node_json, pod_json, BindFault, FakeApiServer};
+use fake_apiserver::{node_json, pod_json, BindFault, BindingRecord, FakeApiServer};
 use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::ClusterSource;
 use serde_json::{json, Value};
@@ -25,9 +29,9 @@ const NODES: usize = 50;
 const WORKERS: usize = 16;
 /// The first pods are bound while the watch is held back: their assumptions can only expire.
 const HELD: usize = 500;
-/// The extender's deadline for one bind; the hanging faults last longer.
-const BIND_DEADLINE: Duration = Duration::from_millis(400);
-const HANG: Duration = Duration::from_secs(1);
+/// The extender's deadline for one bind; the hanging faults last twice as long.
+const BIND_DEADLINE: Duration = Duration::from_secs(1);
+const HANG: Duration = Duration::from_secs(2);
 const ASSUME_TTL: Duration = Duration::from_secs(2);
 /// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -42,11 +46,31 @@ fn fault(attempt: u64) -> Option<BindFault> {
     })
 }
 
-/// One /bind call and its answer's `Error` ("" for success).
+/// One /bind call, its answer's `Error` ("" for success), and when it was sent and answered.
 #[derive(Debug, Clone)]
 struct Attempt {
     node: String,
     error: String,
+    sent: Instant,
+    answered: Instant,
+}
+
+impl Attempt {
+    /// The extender stopped waiting for the API server at its deadline: the binding may or may
+    /// not have happened.
+    fn timed_out(&self) -> bool {
+        self.error.contains("did not answer within") && self.answered - self.sent >= BIND_DEADLINE
+    }
+
+    /// Whether the API server handled `record` while this attempt waited for its answer.
+    fn during(&self, record: &BindingRecord) -> bool {
+        self.sent <= record.at && record.at <= self.answered
+    }
+}
+
+/// The API server bound the pod and answered at once.
+fn answered_in_time(record: &BindingRecord) -> bool {
+    record.status == 201 && !matches!(record.fault, Some(BindFault::BindThenHang(_)))
 }
 
 async fn metric(server: &TestServer, name: &str) -> f64 {
@@ -83,15 +107,20 @@ async fn storm(server: &Arc<TestServer>, range: std::ops::Range<usize>) -> BTree
                 let body = json!({"PodName": pod, "PodNamespace": "default", "Node": node}).to_string();
                 let mut attempts = Vec::new();
                 loop {
+                    let sent = Instant::now();
                     let (status, answer) = server.post("/bind", body.clone()).await;
+                    let answered = Instant::now();
                     assert_eq!(status, 200, "{pod}: {answer}");
                     let error = answer["Error"].as_str().unwrap_or("").to_string();
                     let done = error.is_empty();
-                    attempts.push(Attempt { node: node.clone(), error });
+                    attempts.push(Attempt { node: node.clone(), error, sent, answered });
                     if done {
                         break;
                     }
-                    assert!(attempts.len() < 10, "{pod}: {attempts:?}");
+                    // One fault in twenty: a few tries at most, more only when a loaded machine
+                    // makes bindings miss the deadline.
+                    let refused = attempts.iter().filter(|a| !a.timed_out()).count();
+                    assert!(refused < 5 && attempts.len() < 50, "{pod}: {attempts:?}");
                 }
                 seen.push((format!("default/{pod}"), attempts));
             }
@@ -155,36 +184,57 @@ async fn a_bind_storm_binds_each_pod_once_reports_every_failure_and_leaves_no_as
     })
     .await;
 
-    // The API server's side: each pod bound exactly once, by one request, to the node asked for.
+    // The API server's side: each pod bound exactly once, to the node asked for; `fault` failed the
+    // eighth of every twenty binding requests.
     let records = api.bindings();
-    let mut by_pod: BTreeMap<&str, Vec<&fake_apiserver::BindingRecord>> = BTreeMap::new();
+    let mut by_pod: BTreeMap<&str, Vec<&BindingRecord>> = BTreeMap::new();
     for r in &records {
         by_pod.entry(&r.pod).or_default().push(r);
     }
     assert_eq!(by_pod.len(), PODS);
     let faults = records.iter().filter(|r| r.fault.is_some()).count();
-    assert!((90..=110).contains(&faults), "about 5% of {} bindings failed: {faults}", records.len());
+    let one_in_twenty = records.len() / 20 + usize::from(records.len() % 20 > 7);
+    assert_eq!(faults, one_in_twenty, "faults among {} bindings", records.len());
     for (pod, tries) in &attempts {
         let server_side = &by_pod[pod.as_str()];
-        let binds = server_side.iter().filter(|r| r.bound).count();
-        assert_eq!(binds, 1, "{pod} bound once: {server_side:?}");
+        let bound: Vec<&&BindingRecord> = server_side.iter().filter(|r| r.bound).collect();
+        assert_eq!(bound.len(), 1, "{pod} bound once: {server_side:?}");
         let name = pod.trim_start_matches("default/");
         let bound_to = api.get("Pod", "default", name).unwrap()["spec"]["nodeName"].clone();
         assert_eq!(bound_to, Value::from(tries[0].node.clone()), "{pod}");
 
-        // One binding request per /bind, in the same order (a pod's attempts are sequential).
-        assert_eq!(server_side.len(), tries.len(), "{pod}: {server_side:?} for {tries:?}");
-        let mut bound_before = false;
-        for (record, attempt) in server_side.iter().zip(tries) {
-            let answered_in_time = record.status == 201 && !matches!(record.fault, Some(BindFault::BindThenHang(_)));
+        // One binding request per /bind (a pod's attempts are sequential); one the extender gave up
+        // on may not have reached the API server.
+        let gave_up = tries.iter().filter(|a| a.timed_out()).count();
+        assert!(
+            (tries.len() - gave_up..=tries.len()).contains(&server_side.len()),
+            "{pod}: {server_side:?} for {tries:?}"
+        );
+        for attempt in tries {
             if attempt.error.is_empty() {
-                // Success: bound by this request, or found bound to this node by an earlier one.
-                assert!(answered_in_time || bound_before, "{pod}: success without a binding: {record:?}");
+                // Success: the pod was bound by the time it was answered.
+                assert!(
+                    bound[0].at <= attempt.answered,
+                    "{pod}: success before the binding: {attempt:?} {server_side:?}"
+                );
             } else {
-                assert!(!answered_in_time, "{pod}: bound, yet reported {:?}", attempt.error);
                 assert!(attempt.error.contains(pod.as_str()), "{pod}: the error names the pod: {:?}", attempt.error);
+                // An error: a binding that failed while it waited, or one it stopped waiting for.
+                let failed = server_side.iter().any(|r| attempt.during(r) && !answered_in_time(r));
+                assert!(
+                    failed || attempt.timed_out(),
+                    "{pod}: bound, yet reported {:?}: {server_side:?}",
+                    attempt.error
+                );
             }
-            bound_before |= record.bound;
+        }
+        // Every binding that failed, up to the one that bound the pod, was reported with an `Error`
+        // (after it, the extender may find the pod on its node and answer success).
+        for record in server_side.iter().filter(|r| !answered_in_time(r) && r.at <= bound[0].at) {
+            let reported = tries
+                .iter()
+                .any(|a| !a.error.is_empty() && (a.during(record) || (a.timed_out() && a.sent <= record.at)));
+            assert!(reported, "{pod}: a failed binding went unreported: {record:?} for {tries:?}");
         }
     }
 

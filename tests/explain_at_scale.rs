@@ -17,7 +17,7 @@ use predicate_extender::explain::table::Style;
 use predicate_extender::explain::view::View;
 use predicate_extender::policy::Plan;
 use predicate_extender::testing::api_objects::pending_pod;
-use predicate_extender::testing::generate::{generate, ClusterSpec};
+use predicate_extender::testing::generate::{controllers, generate, ClusterSpec};
 
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 const SUMMARY: &str = " nodes are available";
@@ -57,8 +57,8 @@ fn on_a_generated_1000_node_cluster_the_summary_comes_first_in_at_most_100_lines
     assert_eq!(printed, shown, "explain prints what the README shows");
 }
 
-/// A 1,000-node cluster (20 pods a node, 10% tainted), in memory, and the pending pod of
-/// `gen-cluster`.
+/// A 1,000-node cluster (20 pods a node, 10% tainted), in memory: the cluster and the pending pod
+/// `gen-cluster` writes.
 struct Cluster {
     nodes: Vec<Node>,
     pods: Vec<Pod>,
@@ -69,7 +69,10 @@ fn cluster() -> &'static Cluster {
     static CLUSTER: OnceLock<Cluster> = OnceLock::new();
     CLUSTER.get_or_init(|| {
         let (nodes, pods) = generate(&spec());
-        let snapshot = Snapshot::build(nodes.clone(), pods.clone());
+        let mut snapshot = Snapshot::build(nodes.clone(), pods.clone());
+        for object in controllers(&spec()) {
+            snapshot.upsert(object);
+        }
         Cluster { nodes, pods, snapshot }
     })
 }
@@ -78,11 +81,17 @@ fn spec() -> ClusterSpec {
     ClusterSpec { nodes: 1000, pods_per_node: 20, ..ClusterSpec::default() }
 }
 
-/// The pending pod, asking for `cpu` instead of 500m when given.
-fn pod(cpu: Option<&str>) -> Pod {
+/// The pending pod; given `cpu` millicores, its app container asks for what makes the pod's
+/// requests (its sidecar's included) come to that.
+fn pod(cpu: Option<i64>) -> Pod {
     let mut pod = pending_pod(&spec());
     if let Some(cpu) = cpu {
-        pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = serde_json::json!(cpu);
+        let containers = pod["spec"]["containers"].as_array().unwrap();
+        let others: i64 = containers[1..]
+            .iter()
+            .map(|c| c["resources"]["requests"]["cpu"].as_str().unwrap().trim_end_matches('m').parse::<i64>().unwrap())
+            .sum();
+        pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = serde_json::json!(format!("{}m", cpu - others));
     }
     let objects = parse_objects("pod", &pod.to_string()).unwrap_or_else(|e| panic!("{e}"));
     single_pod(objects).unwrap()
@@ -229,7 +238,7 @@ fn the_cpu_hint_names_the_most_free_cpu_where_nothing_else_fails() {
             },
         );
 
-    let r = report(pod(Some(&cores(want))), &[]);
+    let r = report(pod(Some(want)), &[]);
     let group = r.failures.iter().find(|g| g.reason == "Insufficient cpu").unwrap();
     assert_eq!((group.nodes, group.alone), (short, short_alone.len()));
     let hint = r.hints.iter().find(|h| h.reason == "Insufficient cpu").unwrap();

@@ -1,6 +1,9 @@
-//! The parallel node evaluator: runs a function over every node on a fixed `rayon` pool, writes each
-//! result into the slot of its input position (no lock, output in input order), and stops starting
-//! new nodes once the request is cancelled.
+//! The parallel node evaluator: runs a function over every node on a fixed `rayon` pool, one
+//! contiguous chunk of the nodes per worker, writes each result into the slot of its input position
+//! (no lock, output in input order), and stops starting new nodes once the request is cancelled.
+//!
+//! One chunk per worker rather than rayon's adaptive splitting: in alternating load runs at 5,000
+//! nodes on 2 cores it had the lower median and a far lower tail (README "Performance").
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -30,7 +33,18 @@ impl CancelFlag {
 #[error("the request was cancelled before every node was evaluated")]
 pub struct Cancelled;
 
-/// A pool of `parallelism` workers (upstream's ParallelizeUntil uses 16).
+/// The most workers the default gives: upstream's ParallelizeUntil uses 16.
+pub const MAX_DEFAULT_PARALLELISM: usize = 16;
+
+/// The default worker count: the CPUs this process may use (`available_parallelism` honours the
+/// cgroup CPU quota and the affinity mask), at most [`MAX_DEFAULT_PARALLELISM`]; 16 when the count
+/// cannot be read. On a 2-core machine, 16 threads spent 28-34% of the server's samples switching
+/// and in rayon's idle spinning (README "Performance").
+pub fn default_parallelism() -> usize {
+    std::thread::available_parallelism().map_or(MAX_DEFAULT_PARALLELISM, |n| n.get().min(MAX_DEFAULT_PARALLELISM))
+}
+
+/// A pool of `parallelism` workers.
 #[derive(Debug)]
 pub struct Evaluator {
     pool: rayon::ThreadPool,
@@ -51,20 +65,25 @@ impl Evaluator {
         self.parallelism
     }
 
-    /// Applies `f` to every item, in parallel, returning the results in input order. Workers never
-    /// exceed the item count: rayon splits no finer than one item per task.
+    /// Applies `f` to every item, in parallel, returning the results in input order. The items are
+    /// cut into one contiguous chunk per worker (never more chunks than items).
     pub fn map<T, R, F>(&self, items: &[T], cancel: &CancelFlag, f: F) -> Result<Vec<R>, Cancelled>
     where
         T: Sync,
         R: Send,
         F: Fn(&T) -> R + Sync + Send,
     {
-        let mut slots: Vec<Option<R>> = Vec::with_capacity(items.len());
+        let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+        let chunk = items.len().div_ceil(self.parallelism).max(1);
         self.pool.install(|| {
-            items
-                .par_iter()
-                .map(|item| if cancel.is_cancelled() { None } else { Some(f(item)) })
-                .collect_into_vec(&mut slots)
+            slots.par_chunks_mut(chunk).zip(items.par_chunks(chunk)).for_each(|(out, chunk)| {
+                for (slot, item) in out.iter_mut().zip(chunk) {
+                    if cancel.is_cancelled() {
+                        return;
+                    }
+                    *slot = Some(f(item));
+                }
+            })
         });
         slots.into_iter().collect::<Option<Vec<R>>>().ok_or(Cancelled)
     }
@@ -95,6 +114,24 @@ mod tests {
         let items: Vec<u64> = (0..10_000).collect();
         let out = ev.map(&items, &CancelFlag::new(), |x| x * 2).unwrap();
         assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn every_item_is_mapped_once_whatever_the_split() {
+        // (workers, items): fewer items than workers, counts that do not divide, none at all.
+        for (workers, len) in [(16, 1), (16, 15), (3, 7), (2, 5001), (4, 4), (2, 0), (1, 3)] {
+            let ev = Evaluator::new(workers).unwrap();
+            let calls = std::sync::atomic::AtomicUsize::new(0);
+            let items: Vec<usize> = (0..len).collect();
+            let out = ev
+                .map(&items, &CancelFlag::new(), |x| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    x + 1
+                })
+                .unwrap();
+            assert_eq!(out, (1..=len).collect::<Vec<_>>(), "{workers} workers, {len} items");
+            assert_eq!(calls.load(Ordering::Relaxed), len, "{workers} workers, {len} items");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `predicate-extender gen-cluster`: writes a synthetic cluster of realistic API objects (the
-//! `testing::api_objects` generator) as a snapshot file, the pod waiting to be scheduled, or a
-//! complete `/filter` request for it, the same for the same flags and seed. Benchmarks and
-//! `bench/load.sh` measure these.
+//! `testing::api_objects` generator, shaped by `testing::cluster_shape`) as a snapshot file, the
+//! pod waiting to be scheduled, or a complete `/filter` request for it, the same for the same
+//! flags and seed. Benchmarks and `bench/load.sh` measure these.
 
 pub mod write;
 
@@ -102,7 +102,13 @@ pub fn run(args: &GenClusterArgs) -> Result<String, String> {
         format!("ExtenderArgs with {count} {form}")
     } else {
         write_file(&args.out, |w| write::write_snapshot(w, &spec))?;
-        format!("{} nodes, {} pods ({} nominated)", spec.nodes, spec.nodes * spec.pods_per_node, spec.nominated)
+        let controllers = crate::testing::api_objects::controllers(&spec).len();
+        format!(
+            "{} nodes, {} pods ({} nominated), {controllers} Services and ReplicaSets",
+            spec.nodes,
+            spec.nodes * spec.pods_per_node,
+            spec.nominated
+        )
     };
     let bytes = std::fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
     Ok(format!("wrote {}: {what}, {bytes} bytes", args.out.display()))

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
-use crate::testing::api_objects::{cluster_node, cluster_pod, pending_pod};
+use crate::testing::api_objects::{cluster_node, cluster_pod, controllers, pending_pod};
 use crate::testing::generate::{node_name, ClusterSpec};
 
 /// How the candidate nodes are sent in a filter/prioritize request.
@@ -46,13 +46,16 @@ fn write_items(
     Ok(())
 }
 
-/// The cluster as a `List` (what `serve --cluster-snapshot` reads): every node, then every pod.
+/// The cluster as a `List` (what `serve --cluster-snapshot` reads): every node, every pod, then
+/// the Services and ReplicaSets.
 pub fn write_snapshot(out: &mut impl Write, spec: &ClusterSpec) -> io::Result<()> {
     out.write_all(b"{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":{\"resourceVersion\":\"\"},\"items\":[\n")?;
     let mut first = true;
     write_items(out, spec.nodes, &mut first, |i| cluster_node(spec, i))?;
     let per_node = spec.pods_per_node.max(1);
     write_items(out, spec.nodes * spec.pods_per_node, &mut first, |g| cluster_pod(spec, g / per_node, g % per_node))?;
+    let others = controllers(spec);
+    write_items(out, others.len(), &mut first, |k| others[k].clone())?;
     out.write_all(b"\n]}\n")
 }
 

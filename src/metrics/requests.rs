@@ -75,6 +75,7 @@ fn verb_of(path: &str) -> &'static str {
         Some("prioritize") => "prioritize",
         Some("bind") => "bind",
         Some("preempt") => "preempt",
+        Some("explain") => "explain",
         _ => "other",
     }
 }
@@ -171,6 +172,7 @@ mod tests {
         assert_eq!(verb_of("/scheduler/v1/prioritize"), "prioritize");
         assert_eq!(verb_of("/bind"), "bind");
         assert_eq!(verb_of("/preempt"), "preempt");
+        assert_eq!(verb_of("/scheduler/explain"), "explain");
         assert_eq!(verb_of("/filter/x"), "other");
         assert_eq!(extension_point("prioritize"), Some("Score"));
         assert_eq!(extension_point("other"), None);

@@ -28,6 +28,7 @@ use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCHED_KINDS};
 use crate::cluster::source::{demo::demo_objects, load_file};
 use crate::cluster::{ClusterStore, Snapshot};
+use crate::engine::evaluator::default_parallelism;
 use crate::engine::Evaluator;
 use crate::metrics::Metrics;
 use crate::policy::Plan;
@@ -98,7 +99,7 @@ impl ServeConfig {
             url_prefix: String::new(),
             cluster,
             policy: PolicySource::Default,
-            parallelism: 16,
+            parallelism: default_parallelism(),
             max_body_bytes: 128 << 20,
             request_timeout: Duration::from_secs(4),
             max_cache_staleness: Duration::from_secs(60),
@@ -283,6 +284,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     log_plan(&plan, "plan");
     let evaluator =
         Evaluator::new(config.parallelism).map_err(|e| StartError::Pool(config.parallelism, e.to_string()))?;
+    let evaluator_workers = evaluator.parallelism();
     let listen = |flag, addr| listener::bind(addr).map_err(|source| StartError::Listen { flag, addr, source });
     let verbs = listen("--listen", config.listen)?;
     let admin = listen("--admin-listen", config.admin_listen)?;
@@ -339,6 +341,8 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         serve(admin, admin::router(Arc::clone(&readiness), metrics), "admin", None),
     ];
     readiness.set_ready();
-    tracing::info!(verbs = %verbs_addr, https, admin = %admin_addr, prefix = %config.url_prefix, "listening");
+    tracing::info!(
+        verbs = %verbs_addr, https, admin = %admin_addr, prefix = %config.url_prefix, evaluator_workers, "listening"
+    );
     Ok(RunningServer { verbs_addr, admin_addr, store, shutdown, shutdown_grace: grace, tasks, background })
 }

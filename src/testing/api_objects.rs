@@ -1,15 +1,20 @@
-//! Nodes and pods as the API server sends them (JSON with managedFields, status, probes, env,
-//! image lists), for measurements that must go through decoding: the memory the model holds after
-//! a watch delivered a cluster, and snapshot files of realistic size.
+//! Nodes, pods, Services and ReplicaSets as the API server sends them (JSON with managedFields,
+//! status, probes, env, image lists), for what must go through decoding: snapshot files of
+//! realistic size (`gen-cluster`), the memory the model holds after a watch delivered a cluster,
+//! the benchmarks. What each object is comes from `cluster_shape`, the same as `generate`'s model
+//! objects; this adds the fields the extender skips.
 //!
-//! A node is about 9.8 KB of JSON (1.9 KB of managedFields, 5.5 KB of images); a pod 5 to 8 KB.
+//! A node is about 10 KB of JSON (1.9 KB of managedFields, 4 to 8 KB of images); a pod 5 to 8 KB.
 
 use serde_json::{json, Value};
 
-use crate::testing::generate::{node_name, ClusterSpec, Rng};
-
-const APPS: u64 = 40;
-const TIME: &str = "2026-11-01T08:00:00Z";
+use crate::testing::cluster_shape::{
+    app_pod_shape, app_replicas, apps, avoid_annotation, checkout_counts, checkout_terms, checkout_uids, mesh_proxy,
+    node_images, node_shape, pending_shape, pod_shape, Budget, Image, NodeShape, PodShape, Rollout, CHECKOUT_APP,
+    CHECKOUT_NAMESPACE,
+};
+pub use crate::testing::cluster_shape::{is_nominated, EXTRA_POD_STREAM};
+use crate::testing::generate::{ClusterSpec, Rng, TIME};
 
 fn managed_field(manager: &str, operation: &str, subresource: Option<&str>, fields: Value) -> Value {
     let mut entry = json!({
@@ -22,31 +27,34 @@ fn managed_field(manager: &str, operation: &str, subresource: Option<&str>, fiel
     entry
 }
 
-/// The `i`th node of a cluster of this shape.
+fn object_map(pairs: Vec<(&'static str, String)>) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+}
+
+/// The `i`th node of a cluster of this shape; `rng` draws its identifiers (machine and boot ids).
 pub fn node(spec: &ClusterSpec, rng: &mut Rng, i: usize) -> Value {
-    let name = node_name(i);
-    let zone = format!("zone-{}", i % spec.zones.max(1));
-    let taints = if rng.percent(spec.tainted_percent) {
-        json!([{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}])
-    } else {
-        json!([])
-    };
-    let resources = json!({"cpu": "15890m", "memory": "61731392Ki", "ephemeral-storage": "98566324Ki",
-                           "hugepages-1Gi": "0", "hugepages-2Mi": "0", "pods": "110"});
-    let capacity = json!({"cpu": "16", "memory": "65842176Ki", "ephemeral-storage": "101445540Ki",
-                          "hugepages-1Gi": "0", "hugepages-2Mi": "0", "pods": "110"});
+    let (shape, mut shape_rng) = node_shape(spec, i);
+    let images = node_images(spec, &shape, &mut shape_rng);
+    node_json(&shape, &images, rng)
+}
+
+fn node_json(shape: &NodeShape, images: &[Image], rng: &mut Rng) -> Value {
+    let (i, name) = (shape.index, &shape.name);
+    let taints =
+        if shape.tainted { json!([{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]) } else { json!([]) };
+    let [allocatable, capacity] = shape.resources();
     let condition = |t: &str, s: &str, reason: &str, message: &str| {
         json!({"type": t, "status": s, "lastHeartbeatTime": TIME, "lastTransitionTime": TIME,
                "reason": reason, "message": message})
     };
-    let images: Vec<Value> = (0..20 + rng.below(20))
-        .map(|img| {
-            let repo = format!("registry.example.com/team-{}/app-{img}", img % 7);
-            let digest = format!("{:016x}{:016x}{:016x}{:016x}", rng.next_u64(), rng.next_u64(), img, i);
-            json!({"names": [format!("{repo}@sha256:{digest}"), format!("{repo}:v1.{}.{}", rng.below(10), rng.below(30))],
-                   "sizeBytes": 50_000_000 + rng.below(500_000_000)})
-        })
-        .collect();
+    let images: Vec<Value> =
+        images.iter().map(|image| json!({"names": image.names(), "sizeBytes": image.size})).collect();
+    let mut annotations = json!({"node.alpha.kubernetes.io/ttl": "0",
+        "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+        "csi.volume.kubernetes.io/nodeid": format!("{{\"pd.csi.storage.gke.io\":\"projects/p/zones/z/instances/{name}\"}}")});
+    if let Some(rs) = &shape.avoids {
+        annotations["scheduler.alpha.kubernetes.io/preferAvoidPods"] = json!(avoid_annotation(rs));
+    }
     let label_fields = json!({"f:metadata": {"f:labels": {".": {}, "f:beta.kubernetes.io/arch": {},
         "f:beta.kubernetes.io/os": {}, "f:kubernetes.io/arch": {}, "f:kubernetes.io/hostname": {},
         "f:kubernetes.io/os": {}, "f:node.kubernetes.io/instance-type": {}, "f:topology.kubernetes.io/region": {},
@@ -63,15 +71,10 @@ pub fn node(spec: &ClusterSpec, rng: &mut Rng, i: usize) -> Value {
     json!({
         "kind": "Node", "apiVersion": "v1",
         "metadata": {
-            "name": name, "uid": format!("{:016x}-node-{i}", rng.next_u64()), "resourceVersion": format!("{}", 1000 + i),
+            "name": name, "uid": shape.uid, "resourceVersion": format!("{}", 1000 + i),
             "creationTimestamp": TIME,
-            "labels": {"beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
-                       "kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                       "node.kubernetes.io/instance-type": "standard-16", "topology.kubernetes.io/region": "region-1",
-                       "topology.kubernetes.io/zone": zone},
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0",
-                            "volumes.kubernetes.io/controller-managed-attach-detach": "true",
-                            "csi.volume.kubernetes.io/nodeid": format!("{{\"pd.csi.storage.gke.io\":\"projects/p/zones/z/instances/{name}\"}}")},
+            "labels": object_map(shape.labels()),
+            "annotations": annotations,
             "managedFields": [
                 managed_field("kubelet", "Update", None, label_fields),
                 managed_field("kube-controller-manager", "Update", None,
@@ -80,9 +83,9 @@ pub fn node(spec: &ClusterSpec, rng: &mut Rng, i: usize) -> Value {
             ]
         },
         "spec": {"podCIDR": format!("10.{}.{}.0/24", i / 256, i % 256), "podCIDRs": [format!("10.{}.{}.0/24", i / 256, i % 256)],
-                 "providerID": format!("gce://project/zone/{name}"), "taints": taints},
+                 "providerID": format!("gce://project/{}/{name}", shape.zone), "taints": taints},
         "status": {
-            "capacity": capacity, "allocatable": resources,
+            "capacity": object_map(capacity), "allocatable": object_map(allocatable),
             "conditions": [
                 condition("MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
                 condition("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
@@ -113,32 +116,36 @@ pub enum Placement<'a> {
     Pending,
 }
 
-/// A pod of a random app on `node` ("" for pending), with 1-3 containers.
+/// A pod of a random app (by popularity) on `node` ("" for pending), with the requests of a pod
+/// on a typical node.
 pub fn pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, node: &str) -> Value {
     let placement = if node.is_empty() { Placement::Pending } else { Placement::Bound(node) };
     placed_pod(spec, rng, name, placement)
 }
 
-/// A pod of a random app, placed as told, with 1-3 containers.
+/// A pod of a random app (by popularity), placed as told, with the requests of a pod on a
+/// typical node.
 pub fn placed_pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, placement: Placement<'_>) -> Value {
-    let node = match placement {
-        Placement::Bound(node) => node,
-        Placement::Nominated(_) | Placement::Pending => "",
-    };
-    let app = format!("app-{}", rng.below(APPS));
-    let namespace = format!("team-{}", app.len() % 5);
-    let anti_affinity = rng.percent(spec.anti_affinity_percent);
-    let containers: Vec<Value> = (0..1 + rng.below(3))
-        .map(|c| {
-            let cpu = format!("{}m", 25 + rng.below(8) * 25);
-            let memory = format!("{}Mi", 64 + rng.below(8) * 64);
+    let shape = app_pod_shape(spec, rng, Budget::typical(), Some(name.to_string()), 0);
+    pod_json(spec, &shape, placement, rng)
+}
+
+fn pod_json(spec: &ClusterSpec, shape: &PodShape, placement: Placement<'_>, rng: &mut Rng) -> Value {
+    let (name, app) = (&shape.name, &shape.app);
+    let containers: Vec<Value> = shape
+        .containers
+        .iter()
+        .enumerate()
+        .map(|(c, container)| {
+            let memory = format!("{}Mi", container.memory_mi);
             json!({
-                "name": format!("c{c}"), "image": format!("registry.example.com/team-{}/{app}:v1.{}", c, rng.below(10)),
+                "name": container.name, "image": container.image.reference(),
                 "imagePullPolicy": "IfNotPresent",
                 "ports": [{"name": "http", "containerPort": 8080 + c, "protocol": "TCP"}],
                 "env": [{"name": "APP", "value": app}, {"name": "POD_NAME", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}},
                         {"name": "LOG_LEVEL", "value": "info"}],
-                "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"memory": memory}},
+                "resources": {"requests": {"cpu": format!("{}m", container.cpu_milli), "memory": memory},
+                              "limits": {"memory": format!("{}Mi", container.memory_limit_mi)}},
                 "volumeMounts": [{"name": "kube-api-access", "readOnly": true, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"},
                                  {"name": "config", "mountPath": "/etc/app"}],
                 "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080 + c, "scheme": "HTTP"}, "timeoutSeconds": 1,
@@ -150,10 +157,11 @@ pub fn placed_pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, placement: Plac
             })
         })
         .collect();
-    let statuses: Vec<Value> = containers
+    let statuses: Vec<Value> = shape
+        .containers
         .iter()
         .map(|c| {
-            json!({"name": c["name"], "image": c["image"], "imageID": format!("{}@sha256:{:016x}{:016x}", c["image"].as_str().unwrap_or(""), rng.next_u64(), rng.next_u64()),
+            json!({"name": c.name, "image": c.image.reference(), "imageID": c.image.names()[0],
                    "containerID": format!("containerd://{:016x}{:016x}", rng.next_u64(), rng.next_u64()),
                    "ready": true, "restartCount": 0, "started": true, "state": {"running": {"startedAt": TIME}},
                    "lastState": {}})
@@ -162,13 +170,13 @@ pub fn placed_pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, placement: Plac
     let mut pod = json!({
         "kind": "Pod", "apiVersion": "v1",
         "metadata": {
-            "name": name, "generateName": format!("{app}-7d4b9c-"), "namespace": namespace,
-            "uid": format!("{:016x}-{name}", rng.next_u64()), "resourceVersion": format!("{}", rng.below(1 << 30)),
+            "name": name, "generateName": format!("{}-", shape.owner.name), "namespace": shape.namespace,
+            "uid": shape.uid, "resourceVersion": format!("{}", rng.below(1 << 30)),
             "creationTimestamp": TIME,
-            "labels": {"app": app, "pod-template-hash": "7d4b9c", "app.kubernetes.io/part-of": "shop"},
+            "labels": object_map(shape.labels()),
             "annotations": {"kubectl.kubernetes.io/restartedAt": TIME, "prometheus.io/scrape": "true"},
-            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": format!("{app}-7d4b9c"),
-                                 "uid": format!("uid-rs-{app}"), "controller": true, "blockOwnerDeletion": true}],
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": shape.owner.name,
+                                 "uid": shape.owner.uid, "controller": true, "blockOwnerDeletion": true}],
             "managedFields": [
                 managed_field("kube-controller-manager", "Update", None, json!({"f:metadata": {"f:generateName": {}, "f:labels": {".": {}, "f:app": {}, "f:pod-template-hash": {}},
                     "f:ownerReferences": {".": {}, "k:{\"uid\":\"x\"}": {}}}, "f:spec": {"f:containers": {"k:{\"name\":\"c0\"}": {".": {}, "f:env": {}, "f:image": {}, "f:imagePullPolicy": {},
@@ -196,91 +204,173 @@ pub fn placed_pod(spec: &ClusterSpec, rng: &mut Rng, name: &str, placement: Plac
                 {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}
             ]
         },
-        "status": {"phase": if node.is_empty() { "Pending" } else { "Running" }, "qosClass": "Burstable"}
+        "status": {"phase": "Pending", "qosClass": "Burstable"}
     });
-    if anti_affinity {
+    if shape.anti_affinity {
         pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}]}});
     }
-    if !node.is_empty() {
-        pod["spec"]["nodeName"] = json!(node);
-        pod["status"] = json!({
-            "phase": "Running", "qosClass": "Burstable", "hostIP": "10.128.0.1", "podIP": "10.4.0.17",
-            "podIPs": [{"ip": "10.4.0.17"}], "startTime": TIME,
-            "conditions": [{"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
-                           {"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
-                           {"type": "ContainersReady", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
-                           {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME}],
-            "containerStatuses": statuses,
-        });
+    if shape.checkout {
+        let (affinity, spread) = checkout_terms(spec);
+        pod["spec"]["affinity"] = affinity;
+        pod["spec"]["topologySpreadConstraints"] = spread;
     }
-    if let Placement::Nominated(node) = placement {
-        pod["status"] = json!({
-            "phase": "Pending", "qosClass": "Burstable", "nominatedNodeName": node,
-            "conditions": [{"type": "PodScheduled", "status": "False", "lastProbeTime": null, "lastTransitionTime": TIME,
-                            "reason": "Unschedulable",
-                            "message": "0/5000 nodes are available: 5000 Insufficient cpu. preemption: 1 node is nominated"}],
-        });
+    match placement {
+        Placement::Bound(node) => {
+            let ip = format!("10.4.{}.{}", rng.below(256), 2 + rng.below(250));
+            pod["spec"]["nodeName"] = json!(node);
+            pod["status"] = json!({
+                "phase": "Running", "qosClass": "Burstable", "hostIP": "10.128.0.1", "podIP": ip,
+                "podIPs": [{"ip": ip}], "startTime": TIME,
+                "conditions": [{"type": "Initialized", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
+                               {"type": "Ready", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
+                               {"type": "ContainersReady", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME},
+                               {"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": TIME}],
+                "containerStatuses": statuses,
+            });
+        }
+        Placement::Nominated(node) => {
+            pod["status"] = json!({
+                "phase": "Pending", "qosClass": "Burstable", "nominatedNodeName": node,
+                "conditions": [{"type": "PodScheduled", "status": "False", "lastProbeTime": null, "lastTransitionTime": TIME,
+                                "reason": "Unschedulable",
+                                "message": format!("0/{} nodes are available: {} Insufficient cpu. preemption: 1 node is nominated", spec.nodes, spec.nodes)}],
+            });
+        }
+        Placement::Pending => {}
     }
     pod
 }
 
-// Each object draws from a generator of its own (`Rng::derive`), so a node or a pod can be
-// generated without the objects before it: `gen-cluster` writes the nodes of a request without
-// generating 100,000 pods, and the generation runs in parallel.
-const NODE_STREAM: u64 = 1;
-const POD_STREAM: u64 = 2;
-const PENDING_STREAM: u64 = 3;
-/// For callers that need further pods of the same shape (the pod-event benchmark).
-pub const EXTRA_POD_STREAM: u64 = 4;
-
 /// Node `i` of the cluster.
 pub fn cluster_node(spec: &ClusterSpec, i: usize) -> Value {
-    node(spec, &mut Rng::derive(spec.seed, NODE_STREAM, i as u64), i)
-}
-
-/// Whether pod `j` of node `i` is one of the `spec.nominated` pods: they are spread evenly over
-/// the cluster's pods, exactly `spec.nominated` of them (all when it is larger).
-pub fn is_nominated(spec: &ClusterSpec, i: usize, j: usize) -> bool {
-    let total = (spec.nodes * spec.pods_per_node) as u128;
-    let k = spec.nominated as u128;
-    let g = (i * spec.pods_per_node + j) as u128;
-    // Pod g is picked when the running count of picks, floor(g * k / total), steps at it.
-    total > 0 && ((g + 1) * k / total) > (g * k / total)
+    let (shape, mut rng) = node_shape(spec, i);
+    let images = node_images(spec, &shape, &mut rng);
+    node_json(&shape, &images, &mut rng)
 }
 
 /// Pod `j` of node `i`: running on it, or nominated to it (see [`is_nominated`]).
 pub fn cluster_pod(spec: &ClusterSpec, i: usize, j: usize) -> Value {
-    let node = node_name(i);
+    let (shape, mut rng) = pod_shape(spec, i, j);
+    let node = crate::testing::generate::node_name(i);
     let placement = if is_nominated(spec, i, j) { Placement::Nominated(&node) } else { Placement::Bound(&node) };
-    let g = (i * spec.pods_per_node + j) as u64;
-    placed_pod(spec, &mut Rng::derive(spec.seed, POD_STREAM, g), &format!("pod-{i}-{j}"), placement)
+    pod_json(spec, &shape, placement, &mut rng)
 }
 
-/// The app of the pending pod; no pod of the cluster has it.
-pub const PENDING_APP: &str = "checkout-api";
+/// The app of the pending pod.
+pub const PENDING_APP: &str = CHECKOUT_APP;
 
-/// The pod waiting to be scheduled: the first replica of a new deployment, with requests that fit
-/// on every untainted node (500m cpu, 1Gi), required anti-affinity to its own app per host and a
-/// zone spread of its app (maxSkew 1, DoNotSchedule). Nothing in the cluster matches either term
-/// yet, so they cost their full evaluation without failing nodes; the tainted nodes fail.
+/// The pod waiting to be scheduled: the next replica of `checkout-api` (in namespace `shop`),
+/// whose Deployment is rolling out. Its container asks for 500m cpu and 1Gi, its mesh sidecar
+/// for 100m and 128Mi; it prefers nodes without its own pods and one zone, and spreads its app
+/// over the zones (maxSkew 1, DoNotSchedule). Its app's pods are as many in every zone, so the
+/// spread fails no zone.
 pub fn pending_pod(spec: &ClusterSpec) -> Value {
-    let mut rng = Rng::derive(spec.seed, PENDING_STREAM, 0);
-    let mut pod = placed_pod(spec, &mut rng, "checkout-api-6c9f7d5b8-x2x7q", Placement::Pending);
-    let selector = json!({"matchLabels": {"app": PENDING_APP}});
-    pod["metadata"]["namespace"] = json!("shop");
-    pod["metadata"]["generateName"] = json!("checkout-api-6c9f7d5b8-");
-    pod["metadata"]["labels"] =
-        json!({"app": PENDING_APP, "pod-template-hash": "6c9f7d5b8", "app.kubernetes.io/part-of": "shop"});
-    pod["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "checkout-api-6c9f7d5b8",
-        "uid": "uid-rs-checkout-api", "controller": true, "blockOwnerDeletion": true}]);
-    pod["spec"]["containers"][0]["resources"] =
-        json!({"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}});
-    pod["spec"]["affinity"] = json!({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}]}});
-    pod["spec"]["topologySpreadConstraints"] = json!([{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": selector}]);
-    pod
+    let (shape, mut rng) = pending_shape(spec);
+    pod_json(spec, &shape, Placement::Pending, &mut rng)
+}
+
+fn service(name: &str, namespace: &str, uid: &str, app: &str, k: usize) -> Value {
+    let ip = format!("10.96.{}.{}", k / 200, 10 + k % 200);
+    json!({
+        "kind": "Service", "apiVersion": "v1",
+        "metadata": {"name": name, "namespace": namespace, "uid": uid, "resourceVersion": format!("{}", 500 + k),
+                     "creationTimestamp": TIME, "labels": {"app": app}},
+        "spec": {"selector": {"app": app}, "ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080}],
+                 "type": "ClusterIP", "clusterIP": ip, "clusterIPs": [ip], "sessionAffinity": "None",
+                 "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster"},
+        "status": {"loadBalancer": {}}
+    })
+}
+
+/// A ReplicaSet of a Deployment `app`: `(name, uid)`, its pods' template hash and images, how
+/// many replicas, the Deployment's uid, its revision.
+struct ReplicaSetJson<'a> {
+    name: &'a str,
+    namespace: &'a str,
+    uid: &'a str,
+    app: &'a str,
+    hash: &'a str,
+    images: Vec<(String, String)>,
+    replicas: usize,
+    deployment_uid: &'a str,
+    revision: usize,
+}
+
+fn replica_set(rs: ReplicaSetJson<'_>, k: usize) -> Value {
+    let labels = json!({"app": rs.app, "app.kubernetes.io/part-of": rs.namespace, "pod-template-hash": rs.hash});
+    let containers: Vec<Value> = rs
+        .images
+        .iter()
+        .map(|(name, image)| json!({"name": name, "image": image, "imagePullPolicy": "IfNotPresent"}))
+        .collect();
+    json!({
+        "kind": "ReplicaSet", "apiVersion": "apps/v1",
+        "metadata": {"name": rs.name, "namespace": rs.namespace, "uid": rs.uid, "resourceVersion": format!("{}", 800 + k),
+                     "generation": 1, "creationTimestamp": TIME, "labels": labels,
+                     "annotations": {"deployment.kubernetes.io/desired-replicas": rs.replicas.to_string(),
+                                     "deployment.kubernetes.io/revision": rs.revision.to_string()},
+                     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": rs.app,
+                                          "uid": rs.deployment_uid, "controller": true, "blockOwnerDeletion": true}]},
+        "spec": {"replicas": rs.replicas,
+                 "selector": {"matchLabels": {"app": rs.app, "pod-template-hash": rs.hash}},
+                 "template": {"metadata": {"labels": labels}, "spec": {"containers": containers}}},
+        "status": {"replicas": rs.replicas, "fullyLabeledReplicas": rs.replicas, "readyReplicas": rs.replicas,
+                   "availableReplicas": rs.replicas, "observedGeneration": 1}
+    })
+}
+
+/// The Services and ReplicaSets of the cluster's apps: each app's Service (selecting `app`) and
+/// current ReplicaSet, and checkout-api's Service and its new and old ReplicaSets (the new one
+/// wants one more pod: the pending one).
+pub fn controllers(spec: &ClusterSpec) -> Vec<Value> {
+    let replicas = app_replicas(spec);
+    let mut out = Vec::new();
+    for (a, app) in apps(spec.seed).iter().enumerate() {
+        out.push(service(&app.name, app.namespace, &app.service_uid, &app.name, a));
+        let images = app.containers.iter().map(|c| (c.name.clone(), c.image.reference())).collect();
+        out.push(replica_set(
+            ReplicaSetJson {
+                name: &app.replica_set.name,
+                namespace: app.namespace,
+                uid: &app.replica_set.uid,
+                app: &app.name,
+                hash: &app.hash,
+                images,
+                replicas: replicas[a],
+                deployment_uid: &app.deployment_uid,
+                revision: 1,
+            },
+            a,
+        ));
+    }
+    let (service_uid, deployment_uid) = checkout_uids(spec.seed);
+    let k = replicas.len();
+    out.push(service(CHECKOUT_APP, CHECKOUT_NAMESPACE, &service_uid, CHECKOUT_APP, k));
+    let (new, old) = checkout_counts(spec);
+    for (n, (rollout, count, revision)) in [(Rollout::Old, old, 6), (Rollout::New, new + 1, 7)].into_iter().enumerate()
+    {
+        let rs = rollout.replica_set(spec.seed);
+        let images = vec![
+            (CHECKOUT_APP.to_string(), rollout.image(spec.seed).reference()),
+            ("mesh-proxy".to_string(), mesh_proxy(spec.seed, false).reference()),
+        ];
+        out.push(replica_set(
+            ReplicaSetJson {
+                name: &rs.name,
+                namespace: CHECKOUT_NAMESPACE,
+                uid: &rs.uid,
+                app: CHECKOUT_APP,
+                hash: rollout.hash(),
+                images,
+                replicas: count,
+                deployment_uid: &deployment_uid,
+                revision,
+            },
+            k + 1 + n,
+        ));
+    }
+    out
 }
 
 /// The whole cluster as API objects: every node, and every node's pods.
@@ -301,19 +391,20 @@ mod tests {
 
     #[test]
     fn objects_are_realistically_sized_and_decode_into_the_model_types() {
-        let spec = ClusterSpec { nodes: 20, pods_per_node: 5, ..ClusterSpec::default() };
+        let spec = ClusterSpec { nodes: 30, ..ClusterSpec::default() };
         let (nodes, pods) = cluster(&spec);
         let node_bytes = nodes.iter().map(json_len).sum::<usize>() / nodes.len();
         let managed = nodes.iter().map(|n| json_len(&n["metadata"]["managedFields"])).sum::<usize>() / nodes.len();
         let images = nodes.iter().map(|n| json_len(&n["status"]["images"])).sum::<usize>() / nodes.len();
         let pod_bytes = pods.iter().map(json_len).sum::<usize>() / pods.len();
-        assert!((9_000..11_000).contains(&node_bytes), "node {node_bytes} bytes");
+        assert!((9_000..12_000).contains(&node_bytes), "node {node_bytes} bytes");
         assert!((1_700..2_200).contains(&managed), "node managedFields {managed} bytes");
-        assert!((4_800..6_200).contains(&images), "node images {images} bytes");
+        assert!((4_800..7_500).contains(&images), "node images {images} bytes");
         assert!((4_000..9_000).contains(&pod_bytes), "pod {pod_bytes} bytes");
         for n in &nodes {
             let node: Object<Node> = serde_json::from_value(n.clone()).unwrap();
-            assert!((20..40).contains(&node.0.status.images.len()));
+            // The kubelet reports at most 50 (nodeStatusMaxImages).
+            assert!((20..=50).contains(&node.0.status.images.len()));
         }
         for p in &pods {
             let pod: Object<Pod> = serde_json::from_value(p.clone()).unwrap();
@@ -321,6 +412,31 @@ mod tests {
             assert!(!pod.0.spec.containers.is_empty());
         }
         assert_eq!(cluster(&spec), (nodes, pods), "deterministic");
+    }
+
+    /// `generate` builds the model objects directly; they must be what decoding this JSON gives
+    /// (the model does not keep `resourceVersion`, the JSON sets it).
+    #[test]
+    fn the_model_generator_makes_the_same_cluster() {
+        let spec = ClusterSpec { nodes: 45, pods_per_node: 6, nominated: 7, ..ClusterSpec::default() };
+        let (nodes, pods) = cluster(&spec);
+        let (model_nodes, model_pods) = crate::testing::generate::generate(&spec);
+        let unversioned = |mut meta: crate::cluster::objects::ObjectMeta| {
+            meta.resource_version.clear();
+            meta
+        };
+        assert_eq!(nodes.len(), model_nodes.len());
+        for (json, model) in nodes.into_iter().zip(model_nodes) {
+            let mut decoded: Node = serde_json::from_value::<Object<Node>>(json).unwrap().0;
+            decoded.metadata = unversioned(decoded.metadata);
+            assert_eq!(format!("{decoded:?}"), format!("{model:?}"));
+        }
+        assert_eq!(pods.len(), model_pods.len());
+        for (json, model) in pods.into_iter().zip(model_pods) {
+            let mut decoded: Pod = serde_json::from_value::<Object<Pod>>(json).unwrap().0;
+            decoded.metadata = unversioned(decoded.metadata);
+            assert_eq!(format!("{decoded:?}"), format!("{model:?}"));
+        }
     }
 
     #[test]

@@ -1,14 +1,23 @@
-//! Deterministic synthetic clusters for benchmarks and scale tests: nodes in zones, some tainted,
-//! pods of a few dozen apps with requests, host ports and, for a share of them, required
-//! anti-affinity to their own app per host.
+//! Deterministic synthetic clusters for benchmarks, scale tests and `gen-cluster`: the shape and
+//! the generator of random numbers, and the cluster as model objects. What the cluster holds is
+//! decided in `cluster_shape`; `api_objects` writes the same cluster as the API server's JSON.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Affinity, ContainerImage, PodAffinityTerm, PodAntiAffinity, Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
+use rayon::prelude::*;
 
-use crate::cluster::objects::{Container, Node, NodeCondition, Pod, ResourceRequirements};
+use crate::cluster::objects::{
+    Container, Node, NodeCondition, Pod, ResourceRequirements, PREFER_AVOID_PODS_ANNOTATION,
+};
+use crate::cluster::{ClusterObject, Snapshot};
 use crate::quantity::Quantity;
+use crate::testing::api_objects::{self, Placement};
+use crate::testing::cluster_shape::{
+    avoid_annotation, checkout_terms, is_nominated, node_images, node_shape, pod_of_app, pod_shape_on, Budget, Image,
+    NodeShape, PodShape,
+};
 
 /// The shape of a generated cluster.
 #[derive(Debug, Clone, Copy)]
@@ -16,12 +25,14 @@ pub struct ClusterSpec {
     pub nodes: usize,
     pub pods_per_node: usize,
     pub zones: usize,
-    /// Percentage (0..=100) of pods with required anti-affinity to their own app per host.
+    /// Percentage (0..=100) of the apps' pods with required anti-affinity to their own app per
+    /// host.
     pub anti_affinity_percent: u32,
-    /// Percentage (0..=100) of nodes with a `dedicated=batch:NoSchedule` taint.
+    /// Percentage (0..=100) of nodes with a `dedicated=batch:NoSchedule` taint (never the nodes
+    /// that run the pending pod's app).
     pub tainted_percent: u32,
     /// How many of the pods are nominated to their node (`status.nominatedNodeName`, no
-    /// `spec.nodeName`) instead of running on it. Only the API-object generator reads it.
+    /// `spec.nodeName`) instead of running on it.
     pub nominated: usize,
     pub seed: u64,
 }
@@ -99,7 +110,8 @@ fn labels(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
 }
 
-const APPS: usize = 40;
+/// When every generated object was created and started.
+pub const TIME: &str = "2026-11-01T08:00:00Z";
 
 /// The name of the `i`th node.
 pub fn node_name(i: usize) -> String {
@@ -137,89 +149,153 @@ fn default_tolerations() -> Vec<Toleration> {
         .collect()
 }
 
-/// A pod of `app` requesting cpu and memory in 1-3 containers.
+/// A pod of `app` (one of the generated apps, `app-0` to `app-39`) with the requests of a pod on a
+/// typical node, on `node` ("" for pending).
 pub fn app_pod(rng: &mut Rng, name: &str, app: &str, node: &str, anti_affinity: bool) -> Pod {
+    let spec = ClusterSpec { anti_affinity_percent: 0, ..ClusterSpec::default() };
+    let a = app.strip_prefix("app-").and_then(|n| n.parse().ok()).unwrap_or(0);
+    let mut shape = pod_of_app(&spec, rng, a, Budget::typical(), Some(name.to_string()), 0);
+    shape.anti_affinity = anti_affinity;
+    let placement = if node.is_empty() { Placement::Pending } else { Placement::Bound(node) };
+    model_pod(&spec, &shape, placement)
+}
+
+/// A node as the model holds it.
+pub fn model_node(shape: &NodeShape, images: &[Image]) -> Node {
+    let mut node = Node::default();
+    node.metadata.name = shape.name.clone();
+    node.metadata.uid = shape.uid.clone();
+    node.metadata.labels = labels(&shape.labels());
+    if let Some(rs) = &shape.avoids {
+        node.metadata.annotations.insert(PREFER_AVOID_PODS_ANNOTATION.to_string(), avoid_annotation(rs));
+    }
+    if shape.tainted {
+        node.spec.taints.push(Taint {
+            key: "dedicated".to_string(),
+            value: Some("batch".to_string()),
+            effect: "NoSchedule".to_string(),
+            time_added: None,
+        });
+    }
+    let [allocatable, _] = shape.resources();
+    node.status.allocatable = allocatable.iter().map(|(k, v)| (k.to_string(), q(v))).collect();
+    for (t, s) in [("MemoryPressure", "False"), ("DiskPressure", "False"), ("PIDPressure", "False"), ("Ready", "True")]
+    {
+        node.status.conditions.push(NodeCondition { type_: t.to_string(), status: s.to_string() });
+    }
+    node.status.images =
+        images.iter().map(|i| ContainerImage { names: Some(i.names().to_vec()), size_bytes: Some(i.size) }).collect();
+    node
+}
+
+/// A pod as the model holds it.
+pub fn model_pod(spec: &ClusterSpec, shape: &PodShape, placement: Placement<'_>) -> Pod {
     let mut pod = Pod::default();
-    pod.metadata.name = name.to_string();
-    pod.metadata.namespace = format!("team-{}", app.len() % 5);
-    pod.metadata.uid = format!("uid-{name}");
-    pod.metadata.labels = labels(&[("app", app.to_string()), ("pod-template-hash", "7d4b9c".to_string())]);
+    pod.metadata.name = shape.name.clone();
+    pod.metadata.namespace = shape.namespace.to_string();
+    pod.metadata.uid = shape.uid.clone();
+    pod.metadata.labels = labels(&shape.labels());
     pod.metadata.owner_references = vec![OwnerReference {
         api_version: "apps/v1".to_string(),
         kind: "ReplicaSet".to_string(),
-        name: format!("{app}-7d4b9c"),
-        uid: format!("uid-rs-{app}"),
+        name: shape.owner.name.clone(),
+        uid: shape.owner.uid.clone(),
         controller: Some(true),
         block_owner_deletion: Some(true),
     }];
-    pod.spec.node_name = node.to_string();
-    for c in 0..1 + rng.below(3) {
-        let mut requests = BTreeMap::new();
-        requests.insert("cpu".to_string(), q(&format!("{}m", 25 + rng.below(8) * 25)));
-        requests.insert("memory".to_string(), q(&format!("{}Mi", 64 + rng.below(8) * 64)));
+    for c in &shape.containers {
+        let requests = [("cpu", format!("{}m", c.cpu_milli)), ("memory", format!("{}Mi", c.memory_mi))];
         pod.spec.containers.push(Container {
-            name: format!("c{c}"),
-            resources: ResourceRequirements { requests: requests.into_iter().collect(), limits: Default::default() },
+            name: c.name.clone(),
+            image: c.image.reference(),
+            resources: ResourceRequirements {
+                requests: requests.iter().map(|(k, v)| (k.to_string(), q(v))).collect(),
+                limits: std::iter::once(("memory".to_string(), q(&format!("{}Mi", c.memory_limit_mi)))).collect(),
+            },
             ..Container::default()
         });
     }
     pod.spec.tolerations = default_tolerations();
-    if anti_affinity {
-        pod.spec.affinity = Some(anti_affinity_to(app));
+    pod.spec.priority = Some(0);
+    if shape.anti_affinity {
+        pod.spec.affinity = Some(anti_affinity_to(&shape.app));
     }
-    pod.status.phase = if node.is_empty() { "Pending" } else { "Running" }.to_string();
+    if shape.checkout {
+        let (affinity, spread) = checkout_terms(spec);
+        pod.spec.affinity = serde_json::from_value(affinity).ok();
+        pod.spec.topology_spread_constraints = serde_json::from_value(spread).unwrap_or_default();
+    }
+    match placement {
+        Placement::Bound(node) => {
+            pod.spec.node_name = node.to_string();
+            pod.status.phase = "Running".to_string();
+            pod.status.start_time = humantime::parse_rfc3339(TIME).ok();
+        }
+        Placement::Nominated(node) => {
+            pod.status.phase = "Pending".to_string();
+            pod.status.nominated_node_name = node.to_string();
+        }
+        Placement::Pending => pod.status.phase = "Pending".to_string(),
+    }
     pod
 }
 
-/// Generates the cluster: nodes, and the pods running on them.
+/// Generates the cluster as model objects: nodes, and the pods running on (or nominated to)
+/// them, the same as `gen-cluster` writes (see `cluster_shape`). Services and ReplicaSets:
+/// [`controllers`]; all of it: [`snapshot`].
 pub fn generate(spec: &ClusterSpec) -> (Vec<Node>, Vec<Pod>) {
-    let mut rng = Rng::new(spec.seed);
+    let per_node: Vec<(Node, Vec<Pod>)> = (0..spec.nodes)
+        .into_par_iter()
+        .map(|i| {
+            let (shape, mut rng) = node_shape(spec, i);
+            let node = model_node(&shape, &node_images(spec, &shape, &mut rng));
+            let pods = (0..spec.pods_per_node)
+                .map(|j| {
+                    let (pod, _) = pod_shape_on(spec, &shape, j);
+                    let placement = if is_nominated(spec, i, j) {
+                        Placement::Nominated(&shape.name)
+                    } else {
+                        Placement::Bound(&shape.name)
+                    };
+                    model_pod(spec, &pod, placement)
+                })
+                .collect();
+            (node, pods)
+        })
+        .collect();
     let mut nodes = Vec::with_capacity(spec.nodes);
     let mut pods = Vec::with_capacity(spec.nodes * spec.pods_per_node);
-    for i in 0..spec.nodes {
-        let name = node_name(i);
-        let zone = format!("zone-{}", i % spec.zones.max(1));
-        let mut node = Node::default();
-        node.metadata.name = name.clone();
-        node.metadata.uid = format!("uid-{name}");
-        node.metadata.labels = labels(&[
-            ("kubernetes.io/hostname", name.clone()),
-            ("kubernetes.io/os", "linux".to_string()),
-            ("kubernetes.io/arch", "amd64".to_string()),
-            ("topology.kubernetes.io/zone", zone),
-            ("topology.kubernetes.io/region", "region-1".to_string()),
-            ("node.kubernetes.io/instance-type", "standard-16".to_string()),
-        ]);
-        if rng.percent(spec.tainted_percent) {
-            node.spec.taints.push(Taint {
-                key: "dedicated".to_string(),
-                value: Some("batch".to_string()),
-                effect: "NoSchedule".to_string(),
-                time_added: None,
-            });
-        }
-        for (k, v) in [("cpu", "15890m"), ("memory", "59Gi"), ("ephemeral-storage", "94Gi"), ("pods", "110")] {
-            node.status.allocatable.insert(k.to_string(), q(v));
-        }
-        for (t, s) in
-            [("Ready", "True"), ("MemoryPressure", "False"), ("DiskPressure", "False"), ("PIDPressure", "False")]
-        {
-            node.status.conditions.push(NodeCondition { type_: t.to_string(), status: s.to_string() });
-        }
-        for img in 0..20 + rng.below(20) {
-            node.status.images.push(ContainerImage {
-                names: Some(vec![format!("registry.example.com/app-{img}:v1.{}", rng.below(10))]),
-                size_bytes: Some(50_000_000 + rng.below(500_000_000) as i64),
-            });
-        }
-        for j in 0..spec.pods_per_node {
-            let app = format!("app-{}", rng.below(APPS as u64));
-            let anti = rng.percent(spec.anti_affinity_percent);
-            pods.push(app_pod(&mut rng, &format!("{app}-{i}-{j}"), &app, &name, anti));
-        }
+    for (node, node_pods) in per_node {
         nodes.push(node);
+        pods.extend(node_pods);
     }
     (nodes, pods)
+}
+
+/// The cluster's Services and ReplicaSets, as `gen-cluster` writes them.
+pub fn controllers(spec: &ClusterSpec) -> Vec<ClusterObject> {
+    let mut objects = Vec::new();
+    for object in api_objects::controllers(spec) {
+        let object = match object["kind"].as_str() {
+            Some("Service") => serde_json::from_value(object).map(|s| ClusterObject::Service(Box::new(s))),
+            _ => serde_json::from_value(object).map(|rs| ClusterObject::ReplicaSet(Box::new(rs))),
+        };
+        // The generator's own objects always decode; the tests compare them with gen-cluster's.
+        if let Ok(object) = object {
+            objects.push(object);
+        }
+    }
+    objects
+}
+
+/// The whole generated cluster as a snapshot: nodes, pods, Services and ReplicaSets.
+pub fn snapshot(spec: &ClusterSpec) -> Snapshot {
+    let (nodes, pods) = generate(spec);
+    let mut snapshot = Snapshot::build(nodes, pods);
+    for object in controllers(spec) {
+        snapshot.upsert(object);
+    }
+    snapshot
 }
 
 #[cfg(test)]
@@ -236,5 +312,49 @@ mod tests {
         assert_eq!(format!("{n1:?}{p1:?}"), format!("{n2:?}{p2:?}"));
         let anti = p1.iter().filter(|p| p.has_pod_affinity_terms()).count();
         assert!((10..=80).contains(&anti), "about 10% anti-affinity, got {anti}");
+    }
+
+    #[test]
+    fn every_service_and_replica_set_gen_cluster_writes_decodes() {
+        let spec = ClusterSpec { nodes: 50, ..ClusterSpec::default() };
+        let objects = controllers(&spec);
+        assert_eq!(objects.len(), api_objects::controllers(&spec).len());
+        let snapshot = snapshot(&spec);
+        assert_eq!(snapshot.services_in("shop").count(), 9, "the apps of shop and checkout-api");
+        let checkout: Vec<String> = snapshot
+            .replica_sets_in("shop")
+            .filter_map(|rs| rs.metadata.name.clone())
+            .filter(|n| n.starts_with("checkout-api-"))
+            .collect();
+        assert_eq!(checkout.len(), 2, "{checkout:?}");
+    }
+
+    #[test]
+    fn nodes_differ_in_size_and_load_and_their_pods_never_ask_for_more_than_95_percent() {
+        let spec = ClusterSpec { nodes: 300, nominated: 40, ..ClusterSpec::default() };
+        let (nodes, pods) = generate(&spec);
+        let mut asked: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+        for pod in &pods {
+            let node =
+                if pod.spec.node_name.is_empty() { &pod.status.nominated_node_name } else { &pod.spec.node_name };
+            let entry = asked.entry(node.as_str()).or_default();
+            for c in &pod.spec.containers {
+                entry.0 += c.resources.requests.get("cpu").map_or(0, Quantity::milli_value);
+                entry.1 += c.resources.requests.get("memory").map_or(0, Quantity::value);
+            }
+        }
+        let mut types = std::collections::BTreeSet::new();
+        let mut cpu_shares = Vec::new();
+        for node in &nodes {
+            types.insert(node.metadata.labels["node.kubernetes.io/instance-type"].clone());
+            let (cpu, memory) = asked[node.metadata.name.as_str()];
+            let alloc = &node.status.allocatable;
+            let (alloc_cpu, alloc_memory) = (alloc["cpu"].milli_value(), alloc["memory"].value());
+            assert!(cpu * 100 <= alloc_cpu * 95 && memory * 100 <= alloc_memory * 95, "{}", node.metadata.name);
+            cpu_shares.push(cpu * 100 / alloc_cpu);
+        }
+        assert_eq!(types.len(), 4, "{types:?}");
+        let (low, high) = (cpu_shares.iter().min().unwrap(), cpu_shares.iter().max().unwrap());
+        assert!(*low < 25 && *high > 75, "requested cpu from {low}% to {high}%");
     }
 }

@@ -1,6 +1,7 @@
 //! The `pods/binding` subresource, with upstream's checks and messages, and the binding faults.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -19,7 +20,7 @@ pub(super) async fn bind(shared: &Arc<Shared>, ns: &str, name: &str, body: &[u8]
         .unwrap_or_default();
     let fault = shared.lock().take_bind_fault(&pod);
     let record = |status: u16, bound: bool| {
-        let record = BindingRecord { pod: pod.clone(), node: node.clone(), status, fault, bound };
+        let record = BindingRecord { pod: pod.clone(), node: node.clone(), status, fault, bound, at: Instant::now() };
         shared.lock().bindings.push(record);
     };
     match fault {

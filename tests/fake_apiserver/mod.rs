@@ -188,6 +188,8 @@ pub struct BindingRecord {
     pub fault: Option<BindFault>,
     /// Whether this request bound the pod.
     pub bound: bool,
+    /// When the server decided (bound the pod, or chose the fault).
+    pub at: Instant,
 }
 
 /// Chooses a fault (or none) for the `attempt`th binding request (from 0), of pod `namespace/name`.
