@@ -227,6 +227,27 @@ fn filter_error(status: StatusCode, message: &str) -> Answer {
 /// A verb's work on the pool: from the request body to its answer.
 type VerbWork = fn(&Incoming<'_>, &Evaluator) -> Result<Answer, Cancelled>;
 
+/// A verb's answer made without HTTP: the status and the JSON body.
+pub type BodyAnswer = Result<(StatusCode, Vec<u8>), Cancelled>;
+
+/// A /filter body answered as the handler answers it once the body is in (decode, resolve,
+/// evaluate on `ev`, encode), without HTTP or a deadline: the status and the JSON body. For the
+/// fuzz targets and the replay of their findings.
+pub fn filter_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAnswer {
+    answer_body(filter_on_pool, state, body, ev)
+}
+
+/// [`filter_body`] for /prioritize.
+pub fn prioritize_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAnswer {
+    answer_body(prioritize_on_pool, state, body, ev)
+}
+
+fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -> BodyAnswer {
+    let (subject, cancel) = (Subject::default(), CancelFlag::new());
+    let answer = work(&Incoming { state, bytes, subject: &subject, cancel: &cancel }, ev)?;
+    Ok((answer.status, answer.body))
+}
+
 /// A /filter or /prioritize request as its work on the pool gets it.
 #[derive(Clone, Copy)]
 struct Incoming<'a> {

@@ -135,6 +135,27 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a server on a fixed model (as from a snapshot file or the demo cluster: no
+    /// watches, binds go into the model) with the CLI's default limits: for answering the verbs
+    /// without the listeners (the fuzz targets, tools).
+    pub fn fixed(snapshot: Snapshot, plan: Plan, evaluator: Evaluator) -> AppState {
+        let defaults = ServeConfig::new(ClusterSource::Demo);
+        let store = Arc::new(ClusterStore::new(snapshot));
+        let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), None));
+        AppState {
+            binder: Arc::new(ModelBinder::new(Arc::clone(&store))),
+            store,
+            plan: Arc::new(PlanCell::from_pointee(plan)),
+            evaluator: Arc::new(evaluator),
+            sampler: Sampler::default(),
+            max_body_bytes: defaults.max_body_bytes,
+            body_timeout: defaults.connections.body_timeout,
+            request_timeout: defaults.request_timeout,
+            watches: None,
+            metrics,
+        }
+    }
+
     /// Why the model cannot answer yet: the watches that have not listed once.
     pub fn not_synced(&self) -> Option<String> {
         let watches = self.watches.as_ref()?;

@@ -34,7 +34,10 @@ pub fn read_policy_ordered(path: &Path, ordering: Option<OrderingMode>) -> Resul
     Ok((bytes, plan))
 }
 
-fn plan_of(file: &str, bytes: &[u8], ordering: Option<OrderingMode>) -> Result<Plan, PolicyError> {
+/// The plan a Policy file's bytes make (`file` names it in errors; `ordering` is
+/// `--predicate-ordering`, which wins over the file): what startup and every reload read a Policy
+/// file with.
+pub fn plan_of(file: &str, bytes: &[u8], ordering: Option<OrderingMode>) -> Result<Plan, PolicyError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| PolicyError { file: file.to_string(), message: format!("not UTF-8 text: {e}") })?;
     parse_policy_ordered(file, text, ordering)

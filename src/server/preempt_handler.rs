@@ -26,7 +26,7 @@ fn error(status: StatusCode, message: &str) -> Response {
 }
 
 /// The answer: the nodes where the pod fits once its victims are gone, with the victims it needs.
-fn result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
+pub fn preempt_result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
     let node_name_to_meta_victims = selected
         .into_iter()
         .map(|v| {
@@ -57,32 +57,7 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         // scheduler learns this answer is not to be used.
         return error(StatusCode::SERVICE_UNAVAILABLE, &message);
     }
-    let snapshot = state.store.snapshot();
-    let requested = args.node_victims.into_iter().map(|(node, v)| RequestedVictims {
-        node,
-        uids: v.pod_uids,
-        num_pdb_violations: v.num_pdb_violations,
-    });
-    let resolved = resolve(&snapshot, requested);
-    for node in &resolved.unknown_nodes {
-        tracing::info!(verb = "preempt", pod = %pod_key, node = %node, "node is not in the cluster cache: dropped");
-    }
-    for (node, uid) in &resolved.unknown_victims {
-        tracing::info!(
-            verb = "preempt",
-            pod = %pod_key,
-            node = %node,
-            uid = %uid,
-            "victim is not on that node in the cluster cache: left out"
-        );
-    }
-    let job = Arc::new(PreemptJob {
-        plan: state.plan.load_full(),
-        pod: args.pod,
-        snapshot,
-        candidates: resolved.candidates,
-        cancel: CancelFlag::new(),
-    });
+    let job = Arc::new(preempt_job(&state, args));
     let nodes = job.candidates.len();
     let request = PoolRequest { verb: "preempt", subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
     let on_pool = Arc::clone(&job);
@@ -107,5 +82,38 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         elapsed_us = started.elapsed().as_micros() as u64,
         "preempted"
     );
-    (StatusCode::OK, Json(result(selected))).into_response()
+    (StatusCode::OK, Json(preempt_result(selected))).into_response()
+}
+
+/// The work a decoded request asks for: its nodes and victims resolved against the model (those
+/// the model does not have are logged and left out), under the plan in force. Run it with
+/// [`PreemptJob::run`] and answer with [`preempt_result`].
+pub fn preempt_job(state: &AppState, args: ExtenderPreemptionArgs) -> PreemptJob {
+    let pod_key = args.pod.key();
+    let snapshot = state.store.snapshot();
+    let requested = args.node_victims.into_iter().map(|(node, v)| RequestedVictims {
+        node,
+        uids: v.pod_uids,
+        num_pdb_violations: v.num_pdb_violations,
+    });
+    let resolved = resolve(&snapshot, requested);
+    for node in &resolved.unknown_nodes {
+        tracing::info!(verb = "preempt", pod = %pod_key, node = %node, "node is not in the cluster cache: dropped");
+    }
+    for (node, uid) in &resolved.unknown_victims {
+        tracing::info!(
+            verb = "preempt",
+            pod = %pod_key,
+            node = %node,
+            uid = %uid,
+            "victim is not on that node in the cluster cache: left out"
+        );
+    }
+    PreemptJob {
+        plan: state.plan.load_full(),
+        pod: args.pod,
+        snapshot,
+        candidates: resolved.candidates,
+        cancel: CancelFlag::new(),
+    }
 }

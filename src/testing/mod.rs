@@ -272,4 +272,5 @@ impl NodeBuilder {
 
 pub mod api_objects;
 pub mod cluster_shape;
+pub mod fuzz;
 pub mod generate;

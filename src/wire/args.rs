@@ -1,5 +1,7 @@
 //! Requests: `ExtenderArgs` (filter, prioritize) and `ExtenderBindingArgs` (bind).
 
+use std::collections::HashMap;
+
 use rayon::prelude::*;
 use serde_json::value::RawValue;
 
@@ -79,8 +81,35 @@ impl<'a> ExtenderArgs<'a> {
             (Some(nodes), None) => Candidates::Nodes(nodes),
             (None, Some(names)) => Candidates::Names(names),
         };
+        named_once(&nodes)?;
         Ok(ExtenderArgs { pod, nodes })
     }
+}
+
+/// Refuses a request that names a node twice: kube-scheduler never sends one, and no answer to it
+/// is well-formed (two `Nodes` items of one name can pass and fail at once, and kube-scheduler
+/// adds up a host's /prioritize scores).
+fn named_once(nodes: &Candidates<'_>) -> Result<(), WireError> {
+    let (at, names): (&str, Vec<&str>) = match nodes {
+        Candidates::Names(names) => ("ExtenderArgs.NodeNames", names.iter().map(String::as_str).collect()),
+        Candidates::Nodes(list) => {
+            ("ExtenderArgs.Nodes.items", list.items.iter().map(|i| i.node.metadata.name.as_str()).collect())
+        }
+    };
+    let mut first = HashMap::with_capacity(names.len());
+    for (i, name) in names.into_iter().enumerate() {
+        if let Some(j) = first.insert(name, i) {
+            let path = match nodes {
+                Candidates::Names(_) => format!("{at}[{i}]"),
+                Candidates::Nodes(_) => format!("{at}[{i}].metadata.name"),
+            };
+            return Err(WireError::new(
+                path,
+                format!("node {name:?} is named twice (first at [{j}]); name each node once"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn decode_nodes<'a>(list: &RawList<'a>) -> Result<RequestNodes<'a>, WireError> {
@@ -203,6 +232,9 @@ mod tests {
             (format!(r#"{{"Pod":{POD},"Nodes":{{"items":[{{"metadata":{{}}}}]}}}}"#), "ExtenderArgs.Nodes.items[0].metadata.name: missing: every node needs a name"),
             (format!(r#"{{"Pod":{POD},"Nodes":{{"items":[{{"metadata":{{"name":"a"}},"spec":{{"taints":"x"}}}}]}}}}"#), "ExtenderArgs.Nodes.items[0].spec.taints: invalid type: string \"x\", expected a sequence"),
             (r#"{"Pod":{"spec":{"priority":"high"}},"NodeNames":[]}"#.to_string(), "ExtenderArgs.Pod.spec.priority: invalid type: string \"high\", expected i32"),
+            // Found by the fuzz target `filter` (fuzz/regressions/filter/): a node named twice.
+            (format!(r#"{{"Pod":{POD},"NodeNames":["a","b","a"]}}"#), "ExtenderArgs.NodeNames[2]: node \"a\" is named twice (first at [0]); name each node once"),
+            (format!(r#"{{"Pod":{POD},"Nodes":{{"items":[{{"metadata":{{"name":"a"}}}},{{"metadata":{{"name":"a"}}}}]}}}}"#), "ExtenderArgs.Nodes.items[1].metadata.name: node \"a\" is named twice (first at [0]); name each node once"),
         ];
         for (body, want) in cases {
             assert_eq!(ExtenderArgs::decode(body.as_bytes()).unwrap_err().to_string(), want, "{body}");
