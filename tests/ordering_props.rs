@@ -139,7 +139,10 @@ fn plan_of(mask: &[bool], always_check_all: bool) -> Plan {
 /// its own within the tiers.
 fn scramble(plan: &Plan, observations: &[(u64, u64, u64)]) {
     let slots = plan.predicates.len();
-    for chunk in observations.chunks(slots.max(1)) {
+    if slots == 0 {
+        return; // a plan of no predicates has nothing to order
+    }
+    for chunk in observations.chunks(slots) {
         let mut report = FilterReport::new(slots, true);
         for (slot, (evaluations, rejections, micros)) in chunk.iter().enumerate() {
             report.evaluations[slot] = *evaluations;
