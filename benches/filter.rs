@@ -5,15 +5,26 @@
 //!
 //! `cargo bench --bench filter` (ids `filter/node_names/N`, `filter/nodes/N`, and
 //! `filter/node_names_without_MatchInterPodAffinity/N`, which shows that predicate's share).
+//!
+//! `cargo bench --bench filter -- zone_terms` (ids `filter/zone_terms/N` and
+//! `filter/zone_terms_affinity_and_spread_only/N`): the pending pod with required zone affinity
+//! to its app and zone anti-affinity, beside its zone spread, on the generated cluster without
+//! hostname anti-affinity (so every term has the zone key and the verdicts are kept per zone).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 
+use std::sync::Arc;
+
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use k8s_openapi::api::core::v1::Affinity;
+use predicate_extender::cluster::objects::Pod;
 use predicate_extender::cluster::{ClusterStore, Snapshot};
-use predicate_extender::engine::Candidate;
+use predicate_extender::engine::{Candidate, Verdict};
 use predicate_extender::metrics::Metrics;
 use predicate_extender::policy::Plan;
+use predicate_extender::testing::api_objects::PENDING_APP;
+use predicate_extender::testing::generate::ClusterSpec;
 use predicate_extender::wire::{Candidates, ExtenderArgs};
 
 fn bench_filter(c: &mut Criterion) {
@@ -84,5 +95,53 @@ fn bench_filter(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench_filter);
+/// The pending pod with required pod affinity to its app's zones and anti-affinity to another
+/// app's zones (both on the zone key; its zone spread stays).
+fn with_zone_terms(pending: &Pod) -> Pod {
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    let terms: Affinity = serde_json::from_value(serde_json::json!({
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": PENDING_APP}}, "topologyKey": ZONE}]},
+        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "batch-reports"}}, "topologyKey": ZONE}]}
+    }))
+    .expect("affinity terms");
+    let mut pod = pending.clone();
+    let affinity = pod.spec.affinity.get_or_insert_with(Affinity::default);
+    affinity.pod_affinity = terms.pod_affinity;
+    affinity.pod_anti_affinity = terms.pod_anti_affinity;
+    pod
+}
+
+fn bench_zone_terms(c: &mut Criterion) {
+    let mut group = c.benchmark_group("filter");
+    for nodes in [1000, 5000] {
+        common::configure(&mut group, nodes);
+        let f = common::build_spec(ClusterSpec { nodes, anti_affinity_percent: 0, ..common::spec(nodes) });
+        let pod = with_zone_terms(&f.pending);
+        let mut only = Plan::default_plan();
+        only.predicates.retain(|p| ["MatchInterPodAffinity", "EvenPodsSpread"].contains(&p.plugin()));
+        let only = Arc::new(only);
+        for (label, plan) in [("zone_terms", &f.plan), ("zone_terms_affinity_and_spread_only", &only)] {
+            let mut job = f.job(f.candidates_by_name(), false);
+            job.plan = Arc::clone(plan);
+            job.pod = pod.clone();
+            let verdicts = job.filter(common::evaluator()).expect("not cancelled").verdicts;
+            let fit = verdicts.iter().filter(|v| matches!(v, Verdict::Fits)).count();
+            eprintln!("{label}/{nodes}: {fit} of {} nodes fit", verdicts.len());
+            group.bench_function(BenchmarkId::new(label, nodes), |b| {
+                b.iter(|| {
+                    let mut job = f.job(f.candidates_by_name(), false);
+                    job.plan = Arc::clone(plan);
+                    job.pod = pod.clone();
+                    let filtered = job.filter(common::evaluator()).expect("not cancelled");
+                    std::hint::black_box(filtered.verdicts.len())
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_filter, bench_zone_terms);
 criterion_main!(benches);

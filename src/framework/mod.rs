@@ -7,6 +7,7 @@
 //! Policy parser or the registry): `tests/layering.rs` keeps that true.
 
 pub mod candidate;
+pub mod domain_verdicts;
 pub mod ignored_resources;
 pub mod pod;
 pub mod predicate;
@@ -15,6 +16,7 @@ pub mod reason;
 pub mod view;
 
 pub use candidate::Candidate;
+pub use domain_verdicts::DomainVerdicts;
 pub use ignored_resources::IgnoredResources;
 pub use pod::PodContext;
 pub use predicate::{

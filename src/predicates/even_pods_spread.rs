@@ -18,16 +18,22 @@
 //! unresolvably; otherwise `count in the node's domain + (1 if the pod matches its own selector) -
 //! global minimum > maxSkew` fails (resolvable). The global minimum is 0 while there are fewer
 //! eligible domains than `minDomains` (default 1).
+//!
+//! When every constraint has the same topology key, other than the hostname, the verdict depends
+//! only on the node's value of that key: it is computed once per domain at prepare time
+//! ([`DomainVerdicts`]) and looked up per node. A node without the key, and the states the
+//! nominated-pod pass and preemption change, are judged per node.
 
 use crate::hashing::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Affinity;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
-use crate::framework::ClusterView;
 use crate::framework::PodContext;
+use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
 use crate::predicates::match_node_selector::matches_node_selector;
 use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
@@ -179,6 +185,17 @@ pub struct State {
     shared: Option<Arc<Shared>>,
     /// Per constraint, in the order of `shared.constraints`.
     domains: Vec<Domains>,
+    /// The verdict per value of the constraints' one topology key, for the domains as `compute`
+    /// left them; `None` when the constraints have several keys, or the hostname, or the domains
+    /// changed since (`add_pod`, `remove_pod`).
+    domain_verdicts: Option<Arc<DomainVerdicts>>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times a node's verdict was computed on this thread (tests only): what shows the
+    /// verdicts are computed once per domain.
+    pub(crate) static VERDICTS_COMPUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl State {
@@ -192,12 +209,27 @@ impl State {
         let shared = Shared::new(constraints, pod);
         let namespace = &pod.metadata.namespace;
         let domains = from_indexes(&shared, namespace, view).unwrap_or_else(|| from_walk(&shared, namespace, view));
-        State { shared: Some(Arc::new(shared)), domains }
+        let mut state = State { shared: Some(Arc::new(shared)), domains, domain_verdicts: None };
+        state.domain_verdicts = state.tabulate().map(Arc::new);
+        state
+    }
+
+    /// The verdict per domain, when every constraint has the same topology key.
+    fn tabulate(&self) -> Option<DomainVerdicts> {
+        let shared = self.shared.as_ref()?;
+        let key = &shared.constraints.first()?.topology_key;
+        if !shared.constraints.iter().all(|c| c.topology_key == *key) {
+            return None;
+        }
+        let values = self.domains.iter().flat_map(|d| d.counts.keys().map(String::as_str));
+        DomainVerdicts::build(key, values, |labels| self.violation_on(labels))
     }
 
     fn update_with_pod(&mut self, incoming: &Pod, pod: &Pod, node: &NodeInfo, change: fn(&mut Domains, &str)) {
-        let State { shared, domains } = self;
+        let State { shared, domains, domain_verdicts } = self;
         let Some(shared) = shared.as_ref() else { return };
+        // The table was computed from the domains as they were.
+        *domain_verdicts = None;
         if pod.metadata.namespace != incoming.metadata.namespace || !shared.has_all_keys(node) {
             return;
         }
@@ -217,8 +249,18 @@ impl State {
 
     /// Why the pod may not go to the node, if it may not: the first constraint that fails decides.
     fn violation(&self, node: &NodeInfo) -> Option<Reason> {
-        let shared = self.shared.as_ref()?;
         let labels = &node.node().metadata.labels;
+        match self.domain_verdicts.as_deref().and_then(|table| table.of(labels)) {
+            Some(tabled) => tabled.cloned(),
+            None => self.violation_on(labels),
+        }
+    }
+
+    /// [`State::violation`] of a node with these labels, computed.
+    fn violation_on(&self, labels: &BTreeMap<String, String>) -> Option<Reason> {
+        #[cfg(test)]
+        VERDICTS_COMPUTED.with(|c| c.set(c.get() + 1));
+        let shared = self.shared.as_ref()?;
         for (c, d) in shared.constraints.iter().zip(&self.domains) {
             let Some(value) = labels.get(&c.topology_key) else {
                 return Some(ERR_TOPOLOGY_SPREAD_MISSING_LABEL);
@@ -1126,5 +1168,128 @@ mod tests {
             crate::registry::predicate("EvenPodsSpread").map(|p| p.name().to_string()),
             Some("EvenPodsSpread".into())
         );
+    }
+
+    /// Zones a, b and c of four nodes each, and two nodes without a zone.
+    fn zoned_nodes() -> Vec<Node> {
+        let mut nodes: Vec<Node> = ["a", "b", "c"]
+            .into_iter()
+            .flat_map(|z| (1..=4).map(move |i| zoned(&format!("{z}{i}"), z).build()))
+            .collect();
+        nodes.extend(["bare1", "bare2"].map(|n| NodeBuilder::new(n).build()));
+        nodes
+    }
+
+    /// Every node's reasons, in `zoned_nodes` order.
+    fn all_reasons(snapshot: &Snapshot, pod: &PodContext, state: &State) -> Vec<Vec<Reason>> {
+        zoned_nodes()
+            .iter()
+            .map(|n| {
+                let mut reasons = Vec::new();
+                Predicate::check(
+                    &EvenPodsSpread,
+                    pod,
+                    state,
+                    &snapshot.node_info(&n.metadata.name).unwrap(),
+                    &mut reasons,
+                );
+                reasons
+            })
+            .collect()
+    }
+
+    /// The same state judging every node on its own: the path a node without the key takes.
+    fn per_node(state: &State) -> State {
+        State { domain_verdicts: None, ..state.clone() }
+    }
+
+    fn prepared(snapshot: &Snapshot, pod: &Pod) -> (PodContext, State) {
+        let ctx = PodContext::new(pod.clone());
+        let state = EvenPodsSpread.prepare(&ctx, &ClusterView::of(snapshot));
+        (ctx, state)
+    }
+
+    /// The verdicts looked up per zone are the verdicts computed per node, on nodes with and
+    /// without the zone, before and after nominated pods are added and placed pods removed; and a
+    /// zone's verdict is computed once, not once per node.
+    #[test]
+    fn verdicts_per_domain_agree_with_verdicts_per_node() {
+        let pods = || [many("wa", 2, "a1", "web"), many("wb", 1, "b2", "web"), many("da", 1, "c3", "db")].concat();
+        let web = |constraints| pod_with(&[("app", "web")], constraints);
+        // (name, incoming pod, tabled per zone)
+        let cases: Vec<(&str, Pod, bool)> = vec![
+            ("one zone constraint", web(vec![hard(1, ZONE, "web")]), true),
+            ("a wider skew", web(vec![hard(2, ZONE, "web")]), true),
+            ("two constraints on the zone", web(vec![hard(1, ZONE, "db"), hard(2, ZONE, "web")]), true),
+            ("minDomains above the zones", web(vec![with(hard(3, ZONE, "web"), |c| c.min_domains = Some(4))]), true),
+            (
+                "taints honored: the domains from the walk",
+                web(vec![with(hard(1, ZONE, "web"), |c| c.node_taints_policy = Some("Honor".into()))]),
+                true,
+            ),
+            ("zone and hostname: judged per node", web(vec![hard(1, ZONE, "web"), hard(1, HOST, "web")]), false),
+            ("hostname: not tabled", web(vec![hard(1, HOST, "web")]), false),
+            ("no constraint", web(vec![]), false),
+        ];
+        let nominees = [
+            (running("w-new", "c1", "web"), "c1"),
+            (running("w-a", "a3", "web"), "a3"),
+            (running("d-b", "b4", "db"), "b4"),
+            (running("w-bare", "bare2", "web"), "bare2"),
+        ];
+        for (name, pod, tabled) in cases {
+            let snapshot = Snapshot::build(zoned_nodes(), pods());
+            VERDICTS_COMPUTED.with(|c| c.set(0));
+            let (ctx, state) = prepared(&snapshot, &pod);
+            let at_prepare = VERDICTS_COMPUTED.with(|c| c.get());
+            assert_eq!(state.domain_verdicts.is_some(), tabled, "{name}");
+            let got = all_reasons(&snapshot, &ctx, &state);
+            let on_nodes = VERDICTS_COMPUTED.with(|c| c.get()) - at_prepare;
+            if tabled {
+                assert_eq!(at_prepare, 4, "{name}: the 3 zones and the rest");
+                assert_eq!(on_nodes, 2, "{name}: only the two nodes without a zone are judged per node");
+            } else {
+                assert_eq!((at_prepare, on_nodes), (0, 14), "{name}: every node judged on its own");
+            }
+            assert_eq!(got, all_reasons(&snapshot, &ctx, &per_node(&state)), "{name}");
+
+            for (nominee, on) in &nominees {
+                let mut added = state.clone();
+                added.add_pod(&ctx, &PodInfo::new(nominee.clone()), &snapshot.node_info(on).unwrap());
+                assert!(added.domain_verdicts.is_none(), "{name}: a changed state is judged per node");
+                let with_nominee = Snapshot::build(zoned_nodes(), [pods(), vec![nominee.clone()]].concat());
+                let (_, fresh) = prepared(&with_nominee, &pod);
+                let expected = all_reasons(&with_nominee, &ctx, &fresh);
+                assert_eq!(all_reasons(&snapshot, &ctx, &added), expected, "{name}: {} added", nominee.metadata.name);
+                assert_eq!(all_reasons(&snapshot, &ctx, &state), got, "{name}: the pass without nominees");
+            }
+            for (i, victim) in pods().iter().enumerate() {
+                let mut removed = state.clone();
+                let node = snapshot.node_info(&victim.spec.node_name).unwrap();
+                removed.remove_pod(&ctx, &PodInfo::new(victim.clone()), &node);
+                let mut rest = pods();
+                rest.remove(i);
+                let without = Snapshot::build(zoned_nodes(), rest);
+                let (_, fresh) = prepared(&without, &pod);
+                assert_eq!(
+                    all_reasons(&snapshot, &ctx, &removed),
+                    all_reasons(&without, &ctx, &fresh),
+                    "{name}: {} removed",
+                    victim.metadata.name
+                );
+            }
+        }
+    }
+
+    /// The table's verdicts for a hand-checked case: web runs twice in a, once in b, never in c,
+    /// so with maxSkew 1 an incoming web pod (counting itself) fits only c; no zone: missing label.
+    #[test]
+    fn zone_spread_verdicts_by_hand() {
+        let pods = [many("wa", 2, "a1", "web"), many("wb", 1, "b2", "web")].concat();
+        let snapshot = Snapshot::build(zoned_nodes(), pods);
+        let (ctx, state) = prepared(&snapshot, &pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]));
+        assert!(state.domain_verdicts.is_some());
+        let expected: Vec<Vec<Reason>> = [vec![vec![SKEW]; 8], vec![vec![]; 4], vec![vec![MISSING]; 2]].concat();
+        assert_eq!(all_reasons(&snapshot, &ctx, &state), expected);
     }
 }

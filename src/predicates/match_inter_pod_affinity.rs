@@ -25,6 +25,11 @@
 //! `unresolvablePredicateFailureErrors`, only the pod's own affinity failing is unresolvable; the
 //! general reason and both anti-affinity reasons are resolvable (evicting the matching pods would
 //! clear the domain), so a node reports unresolvable exactly when its affinity failed.
+//! When every term involved (the pod's, and the placed pods' that select it) has one topology key
+//! other than the hostname, the verdict depends only on the node's value of that key: it is
+//! computed once per value at prepare time ([`DomainVerdicts`]) and looked up per node. A node
+//! without the key, and the states the nominated-pod pass and preemption change, are judged per
+//! node.
 //! `matchLabelKeys`/`mismatchLabelKeys` are not read: the API server merges them into
 //! `labelSelector` when it admits the pod. A selector that does not convert (see
 //! [`crate::selectors`]) selects nothing.
@@ -39,8 +44,8 @@ use k8s_openapi::api::core::v1::PodAffinityTerm;
 use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
-use crate::framework::ClusterView;
 use crate::framework::PodContext;
+use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
 
 /// Listed first beside each of the three below (upstream's `ErrPodAffinityNotMatch`); resolvable.
@@ -140,6 +145,17 @@ pub struct State {
     anti_affinity_counts: TopologyCounts,
     /// Placed pods with an anti-affinity term selecting the pod, per domain of that term's key.
     existing_anti_affinity_counts: TopologyCounts,
+    /// The verdict per value of the one topology key of every term involved, for the counts as
+    /// `compute` left them; `None` when there are several keys, or the hostname, or the counts
+    /// changed since (`add_pod`, `remove_pod`).
+    domain_verdicts: Option<Arc<DomainVerdicts>>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many times a node's verdict was computed on this thread (tests only): what shows the
+    /// verdicts are computed once per domain.
+    pub(crate) static VERDICTS_COMPUTED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl State {
@@ -187,10 +203,32 @@ impl State {
                 }
             });
         }
+        state.domain_verdicts = state.tabulate().map(Arc::new);
         state
     }
 
+    /// The verdict per domain, when every term involved has the same topology key.
+    fn tabulate(&self) -> Option<DomainVerdicts> {
+        let mut keys = self
+            .affinity_terms
+            .iter()
+            .chain(self.anti_affinity_terms.iter())
+            .map(|t| t.topology_key.as_str())
+            .chain(self.existing_anti_affinity_counts.0.keys().map(String::as_str));
+        let key = keys.next()?;
+        if !keys.all(|k| k == key) {
+            return None;
+        }
+        let values = [&self.affinity_counts, &self.anti_affinity_counts, &self.existing_anti_affinity_counts]
+            .into_iter()
+            .filter_map(|counts| counts.0.get(key))
+            .flat_map(|values| values.keys().map(String::as_str));
+        DomainVerdicts::build(key, values, |labels| self.verdict(labels))
+    }
+
     fn change(&mut self, change: Change, incoming: &Pod, other: &Pod, node: &NodeInfo) {
+        // The table was computed from the counts as they were.
+        self.domain_verdicts = None;
         let node_labels = &node.node().metadata.labels;
         self.count_anti_affinity_of(change, other, incoming, node_labels);
         self.count_against_own_terms(change, other, node_labels);
@@ -246,6 +284,22 @@ impl State {
     fn satisfies_existing_anti_affinity(&self, node_labels: &BTreeMap<String, String>) -> bool {
         !self.existing_anti_affinity_counts.in_any_domain(node_labels)
     }
+
+    /// The specific reason the pod may not go to a node with these labels, if it may not: the
+    /// first check that fails decides.
+    fn verdict(&self, node_labels: &BTreeMap<String, String>) -> Option<Reason> {
+        #[cfg(test)]
+        VERDICTS_COMPUTED.with(|c| c.set(c.get() + 1));
+        if !self.satisfies_existing_anti_affinity(node_labels) {
+            Some(ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        } else if !self.satisfies_affinity(node_labels) {
+            Some(ERR_AFFINITY_RULES_NOT_MATCH)
+        } else if !self.satisfies_anti_affinity(node_labels) {
+            Some(ERR_ANTI_AFFINITY_RULES_NOT_MATCH)
+        } else {
+            None
+        }
+    }
 }
 
 impl PredicateState for State {
@@ -282,16 +336,13 @@ impl Predicate for MatchInterPodAffinity {
 
     fn check(&self, _pod: &PodContext, state: &State, node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let node_labels = &node.node().metadata.labels;
-        let failed = if !state.satisfies_existing_anti_affinity(node_labels) {
-            ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
-        } else if !state.satisfies_affinity(node_labels) {
-            ERR_AFFINITY_RULES_NOT_MATCH
-        } else if !state.satisfies_anti_affinity(node_labels) {
-            ERR_ANTI_AFFINITY_RULES_NOT_MATCH
-        } else {
-            return;
+        let failed = match state.domain_verdicts.as_deref().and_then(|table| table.of(node_labels)) {
+            Some(tabled) => tabled.cloned(),
+            None => state.verdict(node_labels),
         };
-        reasons.extend([ERR_POD_AFFINITY_NOT_MATCH, failed]);
+        if let Some(failed) = failed {
+            reasons.extend([ERR_POD_AFFINITY_NOT_MATCH, failed]);
+        }
     }
 }
 
@@ -947,5 +998,164 @@ mod tests {
         // A pod of higher priority than the nominated ones does not see them.
         let vip = || PodBuilder::new("web").label("app", "web").priority(1000).build();
         assert!(fits(vip(), "b1").is_empty());
+    }
+
+    /// Zones a, b and c of four nodes each, and two nodes without a zone.
+    fn zoned_nodes() -> Vec<Node> {
+        let mut nodes: Vec<Node> = ["a", "b", "c"]
+            .into_iter()
+            .flat_map(|z| (1..=4).map(move |i| NodeBuilder::new(&format!("{z}{i}")).label(ZONE, z).build()))
+            .collect();
+        nodes.extend(["bare1", "bare2"].map(|n| NodeBuilder::new(n).build()));
+        nodes
+    }
+
+    /// Every node's reasons, in `zoned_nodes` order.
+    fn all_reasons(snapshot: &Snapshot, pod: &PodContext, state: &State) -> Vec<Vec<Reason>> {
+        zoned_nodes()
+            .iter()
+            .map(|n| {
+                let mut reasons = Vec::new();
+                Predicate::check(
+                    &MatchInterPodAffinity,
+                    pod,
+                    state,
+                    &snapshot.node_info(&n.metadata.name).unwrap(),
+                    &mut reasons,
+                );
+                reasons
+            })
+            .collect()
+    }
+
+    /// The same state judging every node on its own: the path a node without the key takes.
+    fn per_node(state: &State) -> State {
+        State { domain_verdicts: None, ..state.clone() }
+    }
+
+    fn prepared(snapshot: &Snapshot, pod: &Pod) -> (PodContext, State) {
+        let ctx = PodContext::new(pod.clone());
+        let state = MatchInterPodAffinity.prepare(&ctx, &ClusterView::of(snapshot));
+        (ctx, state)
+    }
+
+    /// The verdicts looked up per zone are the verdicts computed per node, on nodes with and
+    /// without the zone, before and after nominated pods are added and placed pods removed; and a
+    /// zone's verdict is computed once, not once per node.
+    #[test]
+    fn verdicts_per_domain_agree_with_verdicts_per_node() {
+        let db = || placed("db", "a1", &[("app", "db")]).build();
+        let web = || placed("web", "b2", &[("app", "web")]).build();
+        let guard = || anti(placed("guard", "c3", &[]), vec![term(&[("app", "web")], ZONE)]);
+        let host_guard = || anti(placed("host-guard", "c4", &[]), vec![term(&[("app", "web")], HOST)]);
+        let incoming = || PodBuilder::new("p");
+        let web_incoming = || PodBuilder::new("p").label("app", "web");
+        // (name, placed pods, incoming pod, tabled per zone)
+        let cases: Vec<(&str, Vec<Pod>, Pod, bool)> = vec![
+            ("zone affinity", vec![db(), web()], affinity(incoming(), vec![term(&[("app", "db")], ZONE)]), true),
+            ("zone anti-affinity", vec![db(), web()], anti(incoming(), vec![term(&[("app", "web")], ZONE)]), true),
+            ("an existing pod's zone anti-affinity", vec![db(), guard()], web_incoming().build(), true),
+            (
+                "the first pod of its group may go to any node with the zone",
+                vec![db(), web()],
+                affinity(PodBuilder::new("p").label("app", "new"), vec![term(&[("app", "new")], ZONE)]),
+                true,
+            ),
+            (
+                "all three, one key",
+                vec![db(), web(), guard()],
+                with_terms(
+                    web_incoming().build(),
+                    vec![term(&[("app", "db")], ZONE)],
+                    vec![term(&[("app", "cache")], ZONE)],
+                ),
+                true,
+            ),
+            (
+                "zone affinity and hostname anti-affinity: two keys, judged per node",
+                vec![db(), web()],
+                with_terms(incoming().build(), vec![term(&[("app", "db")], ZONE)], vec![term(&[("app", "web")], HOST)]),
+                false,
+            ),
+            (
+                "an existing pod's hostname anti-affinity beside zone affinity",
+                vec![db(), host_guard()],
+                affinity(web_incoming(), vec![term(&[("app", "db")], ZONE)]),
+                false,
+            ),
+            (
+                "hostname affinity: not tabled",
+                vec![db()],
+                affinity(incoming(), vec![term(&[("app", "db")], HOST)]),
+                false,
+            ),
+            ("no terms: nothing to table", vec![db(), web()], incoming().build(), false),
+        ];
+        // Pods the nominated-pod pass may add, and where.
+        let nominees = [
+            (placed("db2", "b1", &[("app", "db")]).build(), "b1"),
+            (placed("web2", "a4", &[("app", "web")]).build(), "a4"),
+            (anti(placed("guard2", "a2", &[]), vec![term(&[("app", "web")], ZONE)]), "a2"),
+            (placed("db3", "bare1", &[("app", "db")]).build(), "bare1"),
+        ];
+        for (name, pods, pod, tabled) in cases {
+            let snapshot = Snapshot::build(zoned_nodes(), pods.clone());
+            VERDICTS_COMPUTED.with(|c| c.set(0));
+            let (ctx, state) = prepared(&snapshot, &pod);
+            let at_prepare = VERDICTS_COMPUTED.with(|c| c.get());
+            assert_eq!(state.domain_verdicts.is_some(), tabled, "{name}");
+            let got = all_reasons(&snapshot, &ctx, &state);
+            let on_nodes = VERDICTS_COMPUTED.with(|c| c.get()) - at_prepare;
+            if tabled {
+                assert!(at_prepare <= 4, "{name}: at most the 3 zones and the rest, got {at_prepare}");
+                assert_eq!(on_nodes, 2, "{name}: only the two nodes without a zone are judged per node");
+            } else {
+                assert_eq!((at_prepare, on_nodes), (0, 14), "{name}: every node judged on its own");
+            }
+            assert_eq!(got, all_reasons(&snapshot, &ctx, &per_node(&state)), "{name}");
+
+            for (nominee, on) in &nominees {
+                // Added: the same as if the nominee ran there, and the unchanged state unchanged.
+                let mut added = state.clone();
+                added.add_pod(&ctx, &nominated(nominee.clone()), &snapshot.node_info(on).unwrap());
+                assert!(added.domain_verdicts.is_none(), "{name}: a changed state is judged per node");
+                let with_nominee = Snapshot::build(zoned_nodes(), [pods.clone(), vec![nominee.clone()]].concat());
+                let (_, fresh) = prepared(&with_nominee, &pod);
+                let expected = all_reasons(&with_nominee, &ctx, &fresh);
+                assert_eq!(all_reasons(&snapshot, &ctx, &added), expected, "{name}: {} added", nominee.metadata.name);
+                assert_eq!(all_reasons(&snapshot, &ctx, &state), got, "{name}: the pass without nominees");
+            }
+            for (i, victim) in pods.iter().enumerate() {
+                let mut removed = state.clone();
+                removed.remove_pod(
+                    &ctx,
+                    &nominated(victim.clone()),
+                    &snapshot.node_info(&victim.spec.node_name).unwrap(),
+                );
+                let mut rest = pods.clone();
+                rest.remove(i);
+                let without = Snapshot::build(zoned_nodes(), rest);
+                let (_, fresh) = prepared(&without, &pod);
+                assert_eq!(
+                    all_reasons(&snapshot, &ctx, &removed),
+                    all_reasons(&without, &ctx, &fresh),
+                    "{name}: {} removed",
+                    victim.metadata.name
+                );
+            }
+        }
+    }
+
+    /// The table's verdicts for a hand-checked case: zone a has the db, so a's nodes pass, b and c
+    /// fail the affinity, and a node without a zone fails it too.
+    #[test]
+    fn zone_affinity_verdicts_by_hand() {
+        let snapshot = Snapshot::build(zoned_nodes(), vec![placed("db", "a1", &[("app", "db")]).build()]);
+        let (ctx, state) = prepared(&snapshot, &affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]));
+        assert!(state.domain_verdicts.is_some());
+        let fail = vec![ERR_POD_AFFINITY_NOT_MATCH, ERR_AFFINITY_RULES_NOT_MATCH];
+        let expected: Vec<Vec<Reason>> =
+            [vec![vec![]; 4], vec![fail.clone(); 4], vec![fail.clone(); 4], vec![fail.clone(); 2]].concat();
+        assert_eq!(all_reasons(&snapshot, &ctx, &state), expected);
     }
 }
