@@ -353,6 +353,7 @@ mod tests {
     use crate::cluster::{ClusterObject, Snapshot};
     use crate::engine::fits::{fits_on_node, run_predicates};
     use crate::engine::{Plan, Prepared};
+    use crate::testing::zoned::{reasons_on_zoned_nodes, zoned_nodes};
     use crate::testing::{NodeBuilder, PodBuilder};
     use k8s_openapi::api::core::v1::{Affinity, Namespace, PodAffinity, PodAntiAffinity};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
@@ -1000,32 +1001,9 @@ mod tests {
         assert!(fits(vip(), "b1").is_empty());
     }
 
-    /// Zones a, b and c of four nodes each, and two nodes without a zone.
-    fn zoned_nodes() -> Vec<Node> {
-        let mut nodes: Vec<Node> = ["a", "b", "c"]
-            .into_iter()
-            .flat_map(|z| (1..=4).map(move |i| NodeBuilder::new(&format!("{z}{i}")).label(ZONE, z).build()))
-            .collect();
-        nodes.extend(["bare1", "bare2"].map(|n| NodeBuilder::new(n).build()));
-        nodes
-    }
-
     /// Every node's reasons, in `zoned_nodes` order.
     fn all_reasons(snapshot: &Snapshot, pod: &PodContext, state: &State) -> Vec<Vec<Reason>> {
-        zoned_nodes()
-            .iter()
-            .map(|n| {
-                let mut reasons = Vec::new();
-                Predicate::check(
-                    &MatchInterPodAffinity,
-                    pod,
-                    state,
-                    &snapshot.node_info(&n.metadata.name).unwrap(),
-                    &mut reasons,
-                );
-                reasons
-            })
-            .collect()
+        reasons_on_zoned_nodes(&MatchInterPodAffinity, snapshot, pod, state)
     }
 
     /// The same state judging every node on its own: the path a node without the key takes.

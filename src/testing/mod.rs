@@ -274,3 +274,4 @@ pub mod api_objects;
 pub mod cluster_shape;
 pub mod fuzz;
 pub mod generate;
+pub mod zoned;
