@@ -108,7 +108,10 @@ impl ModelWriter {
                 }
             }
             for object in objects {
-                if has_version(snapshot, &object) {
+                // An assumed pod always goes through `reconcile`: the model may hold it at the very
+                // version listed (bound, when the binder read it from the API server), and only
+                // `reconcile` sees that the list confirms the binding and ends the assumption.
+                if !is_assumed(assumed, &object) && has_version(snapshot, &object) {
                     continue;
                 }
                 match object {
@@ -184,6 +187,10 @@ impl ModelWriter {
     pub fn assumed_count(&self) -> usize {
         self.assumed.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
+}
+
+fn is_assumed(assumed: &HashMap<PodKey, Assumption>, object: &ClusterObject) -> bool {
+    matches!(object, ClusterObject::Pod(pod) if assumed.contains_key(&key_of(pod)))
 }
 
 /// Whether the model has this node or pod at this very version (same UID and resourceVersion:
@@ -383,6 +390,33 @@ mod tests {
         assert_eq!(cpu_on(&w, "n1"), 1000, "p stays, assumed");
         w.replace_listed(ObjectKind::Pod, &HashSet::new(), vec![]);
         assert_eq!(w.store.snapshot().pod_count(), 0);
+    }
+
+    /// Found by the soak: a pod bound while the pod watch relisted, that the model did not have
+    /// yet, is assumed from the API server's copy, which is already bound and carries the
+    /// binding's resourceVersion. The relist then lists it at that very version; skipped as
+    /// "unchanged", the assumption stayed, no watch event followed (the binding predates the
+    /// list), and on expiry the pod left the model while the API server had it bound.
+    #[test]
+    fn a_relist_confirms_a_binding_assumed_at_the_listed_version() {
+        let at = |mut pod: Pod, version: &str| {
+            pod.metadata.resource_version = version.to_string();
+            pod
+        };
+        let w = writer();
+        w.replace(ObjectKind::Pod, vec![]);
+        // What the binder assumes when the model lacks the pod: the API server's pod (bound at
+        // version 9) with its node name cleared.
+        let mut read_back = at(bound("n1"), "9");
+        read_back.spec.node_name.clear();
+        w.assume(read_back, "n1", TTL);
+        assert_eq!((w.assumed_count(), cpu_on(&w, "n1")), (1, 1000));
+
+        w.replace(ObjectKind::Pod, vec![ClusterObject::Pod(at(bound("n1"), "9"))]);
+        assert_eq!(w.assumed_count(), 0, "the list shows the binding: nothing left to assume");
+        assert!(w.expire_assumed(Instant::now() + TTL * 2).is_empty());
+        assert_eq!(cpu_on(&w, "n1"), 1000, "still bound after the time-to-live");
+        assert_eq!(w.store.snapshot().pod("default", "p").unwrap().pod.spec.node_name, "n1");
     }
 
     #[test]
