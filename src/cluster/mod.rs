@@ -9,7 +9,6 @@ pub mod model_writer;
 pub mod node_counts;
 pub mod node_images;
 pub mod node_info;
-mod node_slots;
 pub mod objects;
 pub mod resource_list;
 pub mod resources;

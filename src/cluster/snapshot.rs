@@ -15,7 +15,6 @@ use crate::cluster::label_index::PodIndex;
 use crate::cluster::labels::Labels;
 use crate::cluster::node_counts::NodeCounts;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
-use crate::cluster::node_slots::NodeSlots;
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::{ClusterObject, ObjectKey, ObjectKind};
@@ -49,8 +48,8 @@ impl NodeEntry {
 /// The cluster at one moment.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    /// By node name, at dense slots: requests look thousands of nodes up by name.
-    nodes: NodeSlots<NodeEntry>,
+    /// By node name: requests look nodes up by name, so a hash map.
+    nodes: HashMap<String, NodeEntry>,
     /// Every non-terminal pod, assigned or not. A B-tree, for memory (see `PodIndex`).
     pods: OrdMap<PodId, Arc<PodInfo>>,
     /// Assigned pods by each of their labels: the candidates for an affinity term's selector.
@@ -131,7 +130,7 @@ impl Snapshot {
         }
         self.node_count = self.node_count + usize::from(entry.state.is_some()) - usize::from(had_node);
         if !entry.is_empty() {
-            self.nodes.insert(name, entry);
+            self.nodes.insert(name.to_string(), entry);
         }
     }
 
@@ -286,12 +285,9 @@ impl Snapshot {
             map.keys().cloned().collect()
         }
         match kind {
-            ObjectKind::Node => self
-                .nodes
-                .iter()
-                .filter(|(_, e)| e.state.is_some())
-                .map(|(n, _)| (String::new(), n.to_string()))
-                .collect(),
+            ObjectKind::Node => {
+                self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| (String::new(), n.clone())).collect()
+            }
             ObjectKind::Pod => self.pods.keys().map(|(ns, name)| (ns.to_string(), name.to_string())).collect(),
             ObjectKind::Namespace => cluster_scoped(&self.namespaces),
             ObjectKind::Service => namespaced(&self.services),
@@ -461,7 +457,8 @@ impl Snapshot {
 
     /// Node names, sorted.
     pub fn node_names(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| n).collect();
+        let mut names: Vec<&str> =
+            self.nodes.iter().filter(|(_, e)| e.state.is_some()).map(|(n, _)| n.as_str()).collect();
         names.sort_unstable();
         names
     }
