@@ -3,6 +3,10 @@
 //! pods and the label indexes in step. Divide the time by 10,000 for the cost of one event.
 //!
 //! `cargo bench --bench cluster_events` (ids `cluster_events/5000_adds_5000_deletes/N`).
+//!
+//! `cluster_events/published_500_adds_500_deletes/N`: 1,000 events, each applied to a copy of the
+//! snapshot the previous one published (as `ClusterStore::update` does in live mode when every
+//! event is its own change), so each pays for copying the paths it touches. Divide by 1,000.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
@@ -52,9 +56,37 @@ fn bench_events(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
+        group.throughput(Throughput::Elements(2 * PUBLISHED as u64));
+        group.bench_function(BenchmarkId::new("published_500_adds_500_deletes", nodes), |b| {
+            let f = common::fixture(nodes);
+            let pods: Vec<Pod> = new_pods(nodes).into_iter().take(PUBLISHED).collect();
+            let keys: Vec<(String, String)> =
+                pods.iter().map(|p| (p.metadata.namespace.clone(), p.metadata.name.clone())).collect();
+            b.iter_batched(
+                || pods.clone(),
+                |pods| {
+                    let mut published = std::sync::Arc::clone(&f.snapshot);
+                    for pod in pods {
+                        let mut next = (*published).clone();
+                        next.upsert_pod(pod);
+                        published = std::sync::Arc::new(next);
+                    }
+                    for key in &keys {
+                        let mut next = (*published).clone();
+                        next.remove_pod(key);
+                        published = std::sync::Arc::new(next);
+                    }
+                    published
+                },
+                BatchSize::PerIteration,
+            )
+        });
     }
     group.finish();
 }
+
+/// Events of the published variant: each is its own published snapshot.
+const PUBLISHED: usize = 500;
 
 criterion_group!(benches, bench_events);
 criterion_main!(benches);

@@ -6,6 +6,11 @@
 //! `cargo bench --bench filter` (ids `filter/node_names/N`, `filter/nodes/N`, and
 //! `filter/node_names_without_MatchInterPodAffinity/N`, which shows that predicate's share).
 //!
+//! `cargo bench --bench filter -- resolve_names` (ids `filter/resolve_names/N`): resolving every
+//! node's name against the model into candidates and dropping them, nothing else (the part of
+//! `filter/node_names/N` that dense node slots serve); `filter/lookup_names/N`, the same names
+//! only looked up (no candidate made, so no reference counts taken or dropped).
+//!
 //! `cargo bench --bench filter -- zone_terms` (ids `filter/zone_terms/N` and
 //! `filter/zone_terms_affinity_and_spread_only/N`): the pending pod with required zone affinity
 //! to its app and zone anti-affinity, beside its zone spread, on the generated cluster without
@@ -38,6 +43,33 @@ fn bench_filter(c: &mut Criterion) {
                 let filtered = job.filter(common::evaluator()).expect("not cancelled");
                 std::hint::black_box(filtered.verdicts.len())
             })
+        });
+        group.bench_function(BenchmarkId::new("resolve_names", nodes), |b| {
+            let f = common::fixture(nodes);
+            // The names are copied untimed: the handler moves the decoded names in.
+            b.iter_batched(
+                || f.names.clone(),
+                |names| {
+                    let candidates: Vec<Candidate> =
+                        names.into_iter().map(|n| Candidate::by_name(&f.snapshot, n)).collect();
+                    let known = candidates.iter().filter(|c| c.node().is_some()).count();
+                    drop(candidates);
+                    std::hint::black_box(known)
+                },
+                BatchSize::LargeInput,
+            )
+        });
+        group.bench_function(BenchmarkId::new("lookup_names", nodes), |b| {
+            let f = common::fixture(nodes);
+            b.iter_batched(
+                || f.names.clone(),
+                |names| {
+                    let known = names.iter().filter(|n| f.snapshot.has_node(n)).count();
+                    drop(names);
+                    std::hint::black_box(known)
+                },
+                BatchSize::LargeInput,
+            )
         });
         group.bench_function(BenchmarkId::new("node_names_without_MatchInterPodAffinity", nodes), |b| {
             let f = common::fixture(nodes);
