@@ -5,11 +5,14 @@ pub mod host_ports;
 pub mod intern;
 pub mod label_index;
 pub mod labels;
+#[cfg(test)]
+mod model_props;
 pub mod model_writer;
 pub mod node_counts;
 pub mod node_images;
 pub mod node_info;
 pub mod objects;
+pub mod pod_ident;
 pub mod resource_list;
 pub mod resources;
 pub mod shared_list;

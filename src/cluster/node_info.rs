@@ -7,6 +7,7 @@ use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::intern::IStr;
 use crate::cluster::node_images::{ImageName, NodeImages};
 use crate::cluster::objects::{Node, Pod};
+use crate::cluster::pod_ident::{next_seq, PodIdent};
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
 
 /// A pod as the cluster model keeps it: the object and what it takes from its node.
@@ -17,6 +18,10 @@ pub struct PodInfo {
     /// cpu and memory as the priorities count them (defaults for containers that ask none).
     pub non_zero: NonZero,
     pub host_ports: Vec<HostPort>,
+    /// This record's number, unique and increasing (the label indexes key pods by it).
+    pub seq: u64,
+    /// Hashes of what [`Pod::is_same_pod`] compares.
+    pub ident: PodIdent,
 }
 
 impl PodInfo {
@@ -25,7 +30,8 @@ impl PodInfo {
         let requests = pod_requests(&pod);
         let non_zero = pod_non_zero_requests(&pod);
         let host_ports = pod_host_ports(&pod);
-        PodInfo { pod, requests, non_zero, host_ports }
+        let ident = PodIdent::of(&pod);
+        PodInfo { pod, requests, non_zero, host_ports, seq: next_seq(), ident }
     }
 }
 
@@ -126,6 +132,11 @@ impl NodeState {
 #[derive(Debug, Default, Clone)]
 pub struct NodePods {
     pods: Vec<Arc<PodInfo>>,
+    /// Each pod's `ident`, in the order of `pods`: removing a pod rules the others out from this
+    /// array instead of reading every pod record.
+    idents: Vec<PodIdent>,
+    /// How many of the pods have a negative amount (see [`has_negative`]).
+    negatives: usize,
     requested: Resource,
     non_zero_requested: NonZero,
     used_ports: Vec<HostPort>,
@@ -155,6 +166,8 @@ impl NodePods {
         self.requested.add(&pod.requests);
         self.non_zero_requested = self.non_zero_requested.plus(pod.non_zero);
         self.used_ports.extend(pod.host_ports.iter().cloned());
+        self.negatives += usize::from(has_negative(&pod));
+        self.idents.push(pod.ident);
         self.pods.push(pod);
     }
 
@@ -177,7 +190,11 @@ impl NodePods {
             return self.remove(&info.pod);
         };
         self.pods.remove(at);
-        if self.pods.iter().any(|p| p.pod.is_same_pod(&info.pod)) {
+        self.idents.remove(at);
+        self.negatives -= usize::from(has_negative(info));
+        let same =
+            |(ident, p): (&PodIdent, &Arc<PodInfo>)| ident.may_be_same(info.ident) && p.pod.is_same_pod(&info.pod);
+        if self.idents.iter().zip(&self.pods).any(same) {
             self.pods.retain(|p| !p.pod.is_same_pod(&info.pod));
             self.recount();
         } else if let Some((requested, non_zero)) = self.sums_without(info) {
@@ -208,7 +225,7 @@ impl NodePods {
         ];
         // A negative amount anywhere on the node could have hidden a saturation: sum again.
         let exact = |(total, own): (i64, i64)| (0..i64::MAX).contains(&total) && (0..=total).contains(&own);
-        if !amounts.into_iter().all(exact) || self.pods.iter().any(|p| has_negative(p)) {
+        if !amounts.into_iter().all(exact) || self.negatives > 0 {
             return None;
         }
         let mut requested = sum.clone();

@@ -11,11 +11,12 @@ use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, ReplicationController, Service};
 
 use crate::cluster::intern::IStr;
-use crate::cluster::label_index::PodIndex;
+use crate::cluster::label_index::{PodIndex, PodSet};
 use crate::cluster::labels::Labels;
 use crate::cluster::node_counts::NodeCounts;
 use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
+use crate::cluster::pod_ident::PodIdRef;
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::{ClusterObject, ObjectKey, ObjectKind};
 use crate::selectors::LabelSelector;
@@ -23,8 +24,9 @@ use crate::selectors::LabelSelector;
 /// `(namespace, name)` of a pod.
 pub type PodKey = (String, String);
 
-/// `(namespace, name)` of a pod as the model's maps key it: interned, so the pod map and the label
-/// indexes share one copy of the text and filing a pod allocates no key. Ordered as [`PodKey`].
+/// `(namespace, name)` of a pod as the pod map keys it: interned (a namespace's text is kept once).
+/// Ordered as [`PodKey`]; looked up by borrowed text ([`PodIdRef`]). The label indexes key pods by
+/// their record's number instead (`PodInfo::seq`).
 pub type PodId = (IStr, IStr);
 
 /// Pending pods nominated to one node.
@@ -58,10 +60,10 @@ pub struct Snapshot {
     /// selectors requires: an incoming pod can only be selected by terms filed under its labels.
     anti_affinity_by_label: PodIndex,
     /// Assigned pods with a required anti-affinity term whose selector requires no `key=value`.
-    anti_affinity_unindexed: OrdMap<PodId, Arc<PodInfo>>,
+    anti_affinity_unindexed: PodSet,
     /// Assigned pods with terms that score other pods (InterPodAffinityPriority visits only
     /// these).
-    scoring_affinity: OrdMap<PodId, Arc<PodInfo>>,
+    scoring_affinity: PodSet,
     node_count: usize,
     /// How many known nodes report each image and carry each label: kept as nodes change, so no
     /// request walks every node for them.
@@ -82,10 +84,6 @@ pub(crate) fn key_of(pod: &Pod) -> PodKey {
 /// The interned `(namespace, name)` of a pod.
 fn id_of(pod: &Pod) -> PodId {
     (IStr::new(&pod.metadata.namespace), IStr::new(&pod.metadata.name))
-}
-
-fn id_of_key((namespace, name): &PodKey) -> PodId {
-    (IStr::new(namespace), IStr::new(name))
 }
 
 impl Snapshot {
@@ -109,12 +107,16 @@ impl Snapshot {
 
     /// Changes the entry of a node name, dropping it when nothing is left in it.
     fn edit(&mut self, name: &str, change: impl FnOnce(&mut NodeEntry)) {
-        // Taken out of the map, so a node's pods owned by this snapshot alone (an earlier change
-        // of the same batch) are changed in place rather than copied.
-        let mut entry = self.nodes.remove(name).unwrap_or_default();
+        // Changed where it is, with one search: the path to it is copied where an older snapshot
+        // shares it and edited in place where this one owns it (an earlier change of the same
+        // batch), and so are the node's pods. No name is copied but a new one.
+        if !self.nodes.contains_key(name) {
+            self.nodes.insert(name.to_string(), NodeEntry::default());
+        }
+        let Some(entry) = self.nodes.get_mut(name) else { return };
         let had_node = entry.state.is_some();
         let old_state = entry.state.clone();
-        change(&mut entry);
+        change(entry);
         let unchanged = match (&old_state, &entry.state) {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             (None, None) => true,
@@ -129,8 +131,8 @@ impl Snapshot {
             }
         }
         self.node_count = self.node_count + usize::from(entry.state.is_some()) - usize::from(had_node);
-        if !entry.is_empty() {
-            self.nodes.insert(name.to_string(), entry);
+        if entry.is_empty() {
+            self.nodes.remove(name);
         }
     }
 
@@ -149,38 +151,49 @@ impl Snapshot {
     /// Adds, replaces or (when terminal) removes a pod, keeping node sums and the nominated pods
     /// in step.
     pub fn upsert_pod(&mut self, pod: Pod) {
-        let key = id_of(&pod);
-        self.remove_id(&key);
         if pod.is_terminal() {
+            self.remove_id(&PodIdRef(&pod.metadata.namespace, &pod.metadata.name));
             return;
         }
+        let key = id_of(&pod);
         let info = Arc::new(PodInfo::new(pod));
+        // One search of the pod map: the record replaced comes back, and is taken out of
+        // everything else before the new one goes in.
+        if let Some(old) = self.pods.insert(key, Arc::clone(&info)) {
+            self.unfile(&old);
+        }
         let assigned = &info.pod.spec.node_name;
         let nominated = &info.pod.status.nominated_node_name;
         if !assigned.is_empty() {
             self.edit(assigned, |e| Arc::make_mut(&mut e.pods).add(Arc::clone(&info)));
-            self.index(&key, &info, true);
+            self.index(&info, true);
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).push(Arc::clone(&info)));
         }
-        self.pods.insert(key, info);
     }
 
     /// Removes a pod wherever it is accounted.
-    pub fn remove_pod(&mut self, key: &PodKey) {
-        self.remove_id(&id_of_key(key));
+    pub fn remove_pod(&mut self, (namespace, name): &PodKey) {
+        self.remove_id(&PodIdRef(namespace, name));
     }
 
-    fn remove_id(&mut self, key: &PodId) {
-        let Some(old) = self.pods.remove(key) else { return };
+    fn remove_id(&mut self, key: &PodIdRef<'_>) {
+        if let Some(old) = self.pods.remove(key) {
+            self.unfile(&old);
+        }
+    }
+
+    /// Takes a pod record out of everything but the pod map: the label indexes, its node or the
+    /// pods nominated to one.
+    fn unfile(&mut self, old: &Arc<PodInfo>) {
         if !old.pod.spec.node_name.is_empty() {
-            self.index(key, &old, false);
+            self.index(old, false);
         }
         let assigned = &old.pod.spec.node_name;
         let nominated = &old.pod.status.nominated_node_name;
         if !assigned.is_empty() {
             self.edit(assigned, |e| {
-                Arc::make_mut(&mut e.pods).remove_info(&old);
+                Arc::make_mut(&mut e.pods).remove_info(old);
             });
         } else if !nominated.is_empty() {
             self.edit(nominated, |e| Arc::make_mut(&mut e.nominated).retain(|p| !p.pod.is_same_pod(&old.pod)));
@@ -188,31 +201,32 @@ impl Snapshot {
     }
 
     /// Files an assigned pod in (or removes it from) the label indexes.
-    fn index(&mut self, key: &PodId, info: &Arc<PodInfo>, add: bool) {
+    fn index(&mut self, info: &Arc<PodInfo>, add: bool) {
+        let seq = info.seq;
         for (k, v) in &info.pod.metadata.labels {
             if add {
-                self.pods_by_label.insert(k, v, key, info);
+                self.pods_by_label.insert(k, v, info);
             } else {
-                self.pods_by_label.remove(k, v, key);
+                self.pods_by_label.remove(k, v, seq);
             }
         }
         if info.pod.has_scoring_affinity_terms() {
             if add {
-                self.scoring_affinity.insert(key.clone(), Arc::clone(info));
+                self.scoring_affinity.insert(seq, Arc::clone(info));
             } else {
-                self.scoring_affinity.remove(key);
+                self.scoring_affinity.remove(&seq);
             }
         }
         for term in info.pod.required_anti_affinity_terms() {
             let selector = term.label_selector.as_ref().map(LabelSelector::compile);
             match selector.as_ref().and_then(|s| s.equalities().next()) {
-                Some((k, v)) if add => self.anti_affinity_by_label.insert(&IStr::new(k), &IStr::new(v), key, info),
-                Some((k, v)) => self.anti_affinity_by_label.remove(k, v, key),
+                Some((k, v)) if add => self.anti_affinity_by_label.insert(&IStr::new(k), &IStr::new(v), info),
+                Some((k, v)) => self.anti_affinity_by_label.remove(k, v, seq),
                 None if add => {
-                    self.anti_affinity_unindexed.insert(key.clone(), Arc::clone(info));
+                    self.anti_affinity_unindexed.insert(seq, Arc::clone(info));
                 }
                 None => {
-                    self.anti_affinity_unindexed.remove(key);
+                    self.anti_affinity_unindexed.remove(&seq);
                 }
             }
         }
@@ -448,7 +462,7 @@ impl Snapshot {
     }
 
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&Arc<PodInfo>> {
-        self.pods.get(&(IStr::new(namespace), IStr::new(name)))
+        self.pods.get(&PodIdRef(namespace, name))
     }
 
     pub fn has_node(&self, name: &str) -> bool {
