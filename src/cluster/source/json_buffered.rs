@@ -111,8 +111,10 @@ impl<R: Read> Scanner<R> {
     }
 
     /// The next JSON value. One that reaches the end of what is read may go on in the next chunk
-    /// (a number, or anything cut short): it is read again with more.
+    /// (a number, or anything cut short, which can fail as "EOF" or as, say, "invalid number"):
+    /// it is read again with more, until it is whole or fails at the same place again.
     fn value<T: for<'de> Deserialize<'de>>(&mut self) -> Result<T, GiveUp> {
+        let mut failed_at = None;
         loop {
             let mut values = serde_json::Deserializer::from_slice(&self.buf[self.pos..]).into_iter::<T>();
             match values.next() {
@@ -123,9 +125,14 @@ impl<R: Read> Scanner<R> {
                         return Ok(value);
                     }
                 }
-                Some(Err(e)) if e.is_eof() && !self.eof => {}
-                Some(Err(_)) => return Err(GiveUp),
-                None if self.eof => return Err(GiveUp),
+                Some(Err(_)) | None if self.eof => return Err(GiveUp),
+                Some(Err(e)) => {
+                    let at = Some((e.line(), e.column()));
+                    if at == failed_at {
+                        return Err(GiveUp); // not where the chunk ended: an error of the file
+                    }
+                    failed_at = at;
+                }
                 None => {}
             }
             self.more()?;
