@@ -107,19 +107,16 @@ impl ModelWriter {
                     snapshot.remove(kind, &key);
                 }
             }
-            for object in objects {
-                // An assumed pod always goes through `reconcile`: the model may hold it at the very
-                // version listed (bound, when the binder read it from the API server), and only
-                // `reconcile` sees that the list confirms the binding and ends the assumption.
-                if !is_assumed(assumed, &object) && has_version(snapshot, &object) {
-                    continue;
-                }
-                match object {
-                    ClusterObject::Pod(pod) => snapshot.upsert_pod(reconcile(assumed, pod)),
-                    other => snapshot.upsert(other),
-                }
-            }
+            upsert_new(snapshot, assumed, objects);
         })
+    }
+
+    /// The objects of one page of a list, applied as it comes (the upserts of
+    /// [`ModelWriter::replace_listed`], which then finishes the list with no objects of its own).
+    pub fn upsert_listed(&self, objects: Vec<ClusterObject>) {
+        if !objects.is_empty() {
+            self.update(|snapshot, assumed| upsert_new(snapshot, assumed, objects));
+        }
     }
 
     /// Whether the model has this node or pod at this very version, not assumed: a list may drop
@@ -186,6 +183,22 @@ impl ModelWriter {
     /// How many pods are assumed and not yet confirmed.
     pub fn assumed_count(&self) -> usize {
         self.assumed.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Upserts the listed objects the model does not have at their version.
+fn upsert_new(snapshot: &mut Snapshot, assumed: &mut HashMap<PodKey, Assumption>, objects: Vec<ClusterObject>) {
+    for object in objects {
+        // An assumed pod always goes through `reconcile`: the model may hold it at the very
+        // version listed (bound, when the binder read it from the API server), and only
+        // `reconcile` sees that the list confirms the binding and ends the assumption.
+        if !is_assumed(assumed, &object) && has_version(snapshot, &object) {
+            continue;
+        }
+        match object {
+            ClusterObject::Pod(pod) => snapshot.upsert_pod(reconcile(assumed, pod)),
+            other => snapshot.upsert(other),
+        }
     }
 }
 

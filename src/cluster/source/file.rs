@@ -12,7 +12,7 @@ use serde_saphyr::Spanned;
 
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::cluster::snapshot::Snapshot;
-use crate::cluster::source::json_stream;
+use crate::cluster::source::{json_buffered, json_stream};
 use crate::cluster::ClusterObject;
 
 /// Why a cluster file could not be read. Every message names the file, the object and the field.
@@ -108,23 +108,23 @@ impl Sink for SnapshotSink {
 
 /// Reads a cluster file.
 pub fn load_file(path: &Path) -> Result<Objects, SourceError> {
-    read_into(path, Objects::default())
+    read_into(path)
 }
 
 /// Reads a cluster file straight into a model. A JSON file is read as a stream: its list's items
 /// are decoded in parallel while the rest is still being read, and only a few hundred of them are
 /// held as text at any moment, never the whole file.
 pub fn load_snapshot(path: &Path) -> Result<Snapshot, SourceError> {
-    let sink = read_into(path, SnapshotSink::default())?;
+    let sink: SnapshotSink = read_into(path)?;
     log_skipped(&sink.skipped);
     Ok(sink.snapshot)
 }
 
-fn read_into<S: Sink + Send>(path: &Path, mut sink: S) -> Result<S, SourceError> {
-    let file = path.display().to_string();
-    let io = |source| SourceError::Io { file: file.clone(), source };
+/// A cluster file opened and past any byte-order mark and whitespace: the reader, what was
+/// skipped, and the first byte after it.
+fn open(path: &Path, file: &str) -> Result<(impl BufRead, Vec<u8>, Option<u8>), SourceError> {
+    let io = |source| SourceError::Io { file: file.to_string(), source };
     let mut reader = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path).map_err(io)?);
-    // What comes before the first thing in it decides: JSON when that is '{', else YAML.
     let mut start = Vec::new();
     let first = loop {
         let buf = reader.fill_buf().map_err(io)?;
@@ -136,15 +136,32 @@ fn read_into<S: Sink + Send>(path: &Path, mut sink: S) -> Result<S, SourceError>
         start.push(byte);
         reader.consume(1);
     };
+    Ok((reader, start, first))
+}
+
+fn read_into<S: Sink + Send + Default>(path: &Path) -> Result<S, SourceError> {
+    let file = path.display().to_string();
+    let io = |source| SourceError::Io { file: file.clone(), source };
+    // What comes before the first thing in it decides: JSON when that is '{', else YAML.
+    let (mut reader, mut start, first) = open(path, &file)?;
     if first == Some(b'{') {
+        // The common shape the quick way; anything else (or any error) again the exact way,
+        // whose answer or error is the one given.
+        let mut sink = S::default();
+        if json_buffered::read(reader, &mut sink, json_item_decoder(&file)).is_ok() {
+            return Ok(sink);
+        }
+        let (reader, _, _) = open(path, &file)?;
+        let mut sink = S::default();
         stream_json(&file, reader, &mut sink)?;
-    } else {
-        reader.read_to_end(&mut start).map_err(io)?;
-        let text = String::from_utf8(start).map_err(|e| {
-            io(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("stream did not contain valid UTF-8: {e}")))
-        })?;
-        parse_yaml(&file, &text, &mut sink)?;
+        return Ok(sink);
     }
+    reader.read_to_end(&mut start).map_err(io)?;
+    let text = String::from_utf8(start).map_err(|e| {
+        io(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("stream did not contain valid UTF-8: {e}")))
+    })?;
+    let mut sink = S::default();
+    parse_yaml(&file, &text, &mut sink)?;
     Ok(sink)
 }
 
@@ -193,11 +210,15 @@ fn decode_json_item(
     decode_object(file, &location, header, default_kind, &mut de).map(Some)
 }
 
-fn stream_json<R: std::io::Read>(file: &str, reader: R, sink: &mut (impl Sink + Send)) -> Result<(), SourceError> {
-    let decode = |index: usize, raw: &RawValue, default_kind: Option<&str>, final_kind: bool| {
+/// Decodes the JSON items of a list in `file`.
+fn json_item_decoder(file: &str) -> impl json_stream::DecodeItem + '_ {
+    move |index: usize, raw: &RawValue, default_kind: Option<&str>, final_kind: bool| {
         decode_json_item(file, index, raw, default_kind, final_kind)
-    };
-    let document = json_stream::read(reader, sink, decode)
+    }
+}
+
+fn stream_json<R: std::io::Read>(file: &str, reader: R, sink: &mut (impl Sink + Send)) -> Result<(), SourceError> {
+    let document = json_stream::read(reader, sink, json_item_decoder(file))
         .map_err(|e| SourceError::Syntax { file: file.to_string(), message: e.to_string() })??;
     if let json_stream::Document::Object(text) = document {
         let header: Header = serde_json::from_str(&text)

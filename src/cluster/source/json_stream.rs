@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 use crate::cluster::source::file::{Decoded, Sink, SourceError};
 
 /// Items per batch: enough to keep the pool busy, few enough to hold little text.
-const BATCH: usize = 256;
+pub(super) const BATCH: usize = 256;
 
 /// What the document turned out to be.
 pub(crate) enum Document {
@@ -28,14 +28,14 @@ pub(crate) enum Document {
     Object(String),
 }
 
-struct Batch {
-    first: usize,
-    items: Vec<Box<RawValue>>,
+pub(super) struct Batch {
+    pub(super) first: usize,
+    pub(super) items: Vec<Box<RawValue>>,
     /// The kind the list's name gives its items, when the name came before them.
-    default_kind: Option<String>,
+    pub(super) default_kind: Option<String>,
 }
 
-enum Message {
+pub(super) enum Message {
     Items(Batch),
     /// The list has ended; its kind gives items without one theirs.
     End(Option<String>),
@@ -105,7 +105,7 @@ struct State {
 
 impl State {
     fn default_kind(&self) -> Option<String> {
-        self.kind.as_deref().and_then(|k| k.strip_suffix("List")).filter(|k| !k.is_empty()).map(str::to_string)
+        item_kind_of_list(self.kind.as_deref()).map(str::to_string)
     }
 
     fn flush(&mut self) {
@@ -119,6 +119,12 @@ impl State {
         // its end for its syntax.
         let _ = self.tx.send(Message::Items(Batch { first, items, default_kind: self.default_kind() }));
     }
+}
+
+/// The kind of the items of a list of this kind: `NodeList` holds `Node`s; a plain `List` names
+/// each item's kind.
+pub(super) fn item_kind_of_list(list_kind: Option<&str>) -> Option<&str> {
+    list_kind.and_then(|k| k.strip_suffix("List")).filter(|k| !k.is_empty())
 }
 
 struct DocumentSeed<'a>(&'a mut State);
@@ -203,7 +209,11 @@ impl<'de> Visitor<'de> for ItemsSeed<'_> {
 /// Decodes batches as they come and applies them in order: each batch while the next one
 /// decodes. After an item without a kind while the list's kind is unknown, the rest is held
 /// (as text) until the list's end names the kind, so the order is kept.
-fn consume(rx: Receiver<Message>, sink: &mut (impl Sink + Send), decode: &impl DecodeItem) -> Result<(), SourceError> {
+pub(super) fn consume(
+    rx: Receiver<Message>,
+    sink: &mut (impl Sink + Send),
+    decode: &impl DecodeItem,
+) -> Result<(), SourceError> {
     type Decodes = Vec<Result<Option<Decoded>, SourceError>>;
     let decode_batch = |batch: &Batch| -> Decodes {
         let kind = batch.default_kind.as_deref();

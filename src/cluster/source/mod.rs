@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod file;
+mod json_buffered;
 mod json_stream;
 pub mod kube;
 

@@ -3,6 +3,7 @@
 pub mod health;
 pub mod kinds;
 pub mod lean;
+mod list_pages;
 pub mod watch_loop;
 
 use std::path::{Path, PathBuf};
@@ -134,10 +135,11 @@ async fn expire_assumptions(writer: Arc<ModelWriter>) {
 
 async fn list_into<K: WatchedKind>(client: &Client, snapshot: &mut Snapshot) -> Result<(), ConnectError> {
     let api: Api<K> = Api::all(client.clone());
-    let listed = watch_loop::list_all(&api, WatchSettings::default(), |_| true)
+    let mut objects = Vec::new();
+    watch_loop::list_all(&api, WatchSettings::default(), |_| true, |page| objects.extend(page))
         .await
         .map_err(|e| ConnectError::List { resource: K::KIND.resource(), message: e.to_string() })?;
-    snapshot.replace(K::KIND, listed.objects);
+    snapshot.replace(K::KIND, objects);
     Ok(())
 }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use backon::ExponentialBuilder;
 use futures::{FutureExt, StreamExt};
-use kube::api::{ListParams, WatchEvent, WatchParams};
+use kube::api::{WatchEvent, WatchParams};
 use kube::runtime::utils::ResetTimerBackoff;
 use kube::runtime::watcher::ExponentialBackoff;
 use kube::{Api, ResourceExt};
@@ -22,6 +22,7 @@ use kube::{Api, ResourceExt};
 use crate::cluster::model_writer::{Change, ModelWriter};
 use crate::cluster::source::kube::health::WatchHealth;
 use crate::cluster::source::kube::kinds::WatchedKind;
+use crate::cluster::source::kube::list_pages::list_pages;
 use crate::cluster::{ClusterObject, ObjectKey};
 
 /// Tuning of the list and watch calls.
@@ -93,46 +94,42 @@ pub(crate) enum ListError {
     Api(#[from] kube::Error),
     #[error("the API server did not answer a list page within {}", humantime::format_duration(*.0))]
     TimedOut(Duration),
+    /// The pool decoding a page dropped it (a panic there).
+    #[error("a list page was lost while being decoded")]
+    Lost,
 }
 
 fn is_gone(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(status) if status.code == 410)
 }
 
-/// A kind as listed: the key of every object, and the objects `list_all` was asked to keep.
+/// A kind as listed: the key of every object, and the list's resourceVersion.
 pub(crate) struct Listed {
     pub keys: HashSet<ObjectKey>,
-    pub objects: Vec<ClusterObject>,
     pub version: String,
 }
 
-/// Lists every page of a kind, each within the request timeout, keeping the objects `keep` wants
-/// (the others are dropped as their page is read, their keys kept).
+/// Lists every page of a kind, each within the request timeout, handing each page's objects that
+/// `keep` wants to `kept` as the page is decoded (the others are dropped, their keys kept).
 pub(crate) async fn list_all<K: WatchedKind>(
     api: &Api<K>,
     settings: WatchSettings,
     keep: impl Fn(&ClusterObject) -> bool,
+    mut kept: impl FnMut(Vec<ClusterObject>),
 ) -> Result<Listed, ListError> {
-    let mut listed = Listed { keys: HashSet::new(), objects: Vec::new(), version: String::new() };
-    let mut params = ListParams::default().limit(settings.page_size);
-    loop {
-        let page = tokio::time::timeout(settings.request_timeout, api.list(&params))
-            .await
-            .map_err(|_| ListError::TimedOut(settings.request_timeout))??;
-        for object in page.items.into_iter().map(K::into_object) {
-            listed.keys.insert(object.key());
+    let mut keys = HashSet::new();
+    let version = list_pages(api, settings, |page| {
+        let mut objects = Vec::new();
+        for object in page.into_iter().map(K::into_object) {
+            keys.insert(object.key());
             if keep(&object) {
-                listed.objects.push(object);
+                objects.push(object);
             }
         }
-        match page.metadata.continue_.filter(|c| !c.is_empty()) {
-            Some(token) => params = params.continue_token(&token),
-            None => {
-                listed.version = page.metadata.resource_version.unwrap_or_default();
-                return Ok(listed);
-            }
-        }
-    }
+        kept(objects);
+    })
+    .await?;
+    Ok(Listed { keys, version })
 }
 
 /// Runs one kind's list and watch until the task is aborted.
@@ -156,10 +153,30 @@ pub async fn run<K: WatchedKind>(
     // Watches in a row that ended or met 410 Gone at once, delivering nothing: from the second
     // one on, a server (or proxy) that does this every time must not make a busy loop.
     let mut quick_ends = 0u32;
+    // Whether a list of the kind has completed.
+    let mut synced = false;
     loop {
         // What the model already has at the listed version is dropped page by page: a relist of a
-        // big cluster holds only what changed, not a second copy of the kind.
-        let listed = match list_all(&api, settings, |object| !writer.has_version(object)).await {
+        // big cluster holds only what changed, not a second copy of the kind. A relist is applied
+        // whole, as one snapshot: requests never see it half-applied. Until the kind's first list
+        // completes, though, each page goes into the model as it comes (the kind is not synced,
+        // and `/readyz` waits for it): the model is built while the next page is fetched.
+        let (mut changed, mut changed_count) = (Vec::new(), 0);
+        let listed = match list_all(
+            &api,
+            settings,
+            |object| !writer.has_version(object),
+            |page| {
+                changed_count += page.len();
+                if synced {
+                    changed.extend(page);
+                } else {
+                    writer.upsert_listed(page);
+                }
+            },
+        )
+        .await
+        {
             Ok(listed) => listed,
             Err(e) => {
                 let wait = backoff.next().unwrap_or(settings.backoff_max);
@@ -169,11 +186,12 @@ pub async fn run<K: WatchedKind>(
                 continue;
             }
         };
-        let (count, changed) = (listed.keys.len(), listed.objects.len());
+        let count = listed.keys.len();
         let mut version = listed.version;
-        writer.replace_listed(kind, &listed.keys, listed.objects);
+        writer.replace_listed(kind, &listed.keys, changed);
+        synced = true;
         health.listed(kind);
-        tracing::info!(resource, count, changed, resource_version = %version, "listed");
+        tracing::info!(resource, count, changed = changed_count, resource_version = %version, "listed");
 
         // Whether opening a watch shows the kind is healthy again: not after a watch that failed
         // before delivering anything or staying open a while (an object that cannot be decoded,
