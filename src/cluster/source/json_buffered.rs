@@ -102,6 +102,22 @@ impl<R: Read> Scanner<R> {
     }
 
     /// Takes this byte, after whitespace.
+    /// After a member of an object or array: consumes `,` (more follow, `false`) or `close` (the
+    /// end, `true`); anything else gives up.
+    fn closed_after_member(&mut self, close: u8) -> Result<bool, GiveUp> {
+        match self.peek()? {
+            Some(b',') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(true)
+            }
+            _ => Err(GiveUp),
+        }
+    }
+
     fn expect(&mut self, byte: u8) -> Result<(), GiveUp> {
         if self.peek()? != Some(byte) {
             return Err(GiveUp);
@@ -164,13 +180,8 @@ impl<R: Read> Scanner<R> {
                     let IgnoredAny = self.value()?;
                 }
             }
-            match self.peek()? {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    break;
-                }
-                _ => return Err(GiveUp),
+            if self.closed_after_member(b'}')? {
+                break;
             }
         }
         if !listed || self.peek()?.is_some() {
@@ -201,13 +212,8 @@ impl<R: Read> Scanner<R> {
                 send(items, next);
                 next += BATCH;
             }
-            match self.peek()? {
-                Some(b',') => self.pos += 1,
-                Some(b']') => {
-                    self.pos += 1;
-                    break;
-                }
-                _ => return Err(GiveUp),
+            if self.closed_after_member(b']')? {
+                break;
             }
         }
         if !batch.is_empty() {
