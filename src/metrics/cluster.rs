@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Unit;
 
@@ -53,6 +54,18 @@ impl Collector for ClusterCollector {
                     let age = now.saturating_duration_since(last).as_secs_f64();
                     ConstGauge::new(age).encode(ages.encode_family(&[("resource", kind.resource())])?)?;
                 }
+            }
+
+            // More than one list of a resource is a relist: a watch whose resourceVersion expired
+            // (410 Gone), a full read of that resource from the API server each time.
+            let mut lists = encoder.encode_descriptor(
+                "watch_lists",
+                "Live cluster: lists of each watched resource completed, the first one and every relist after 410 Gone",
+                None,
+                prometheus_client::metrics::MetricType::Counter,
+            )?;
+            for (kind, count) in watches.lists() {
+                ConstCounter::new(count).encode(lists.encode_family(&[("resource", kind.resource())])?)?;
             }
 
             // What /readyz says, per resource, for alerts.

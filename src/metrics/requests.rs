@@ -35,6 +35,12 @@ struct ExtensionPointLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FormLabels {
+    verb: &'static str,
+    form: &'static str,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct VerbLabels {
     verb: &'static str,
 }
@@ -63,6 +69,26 @@ pub struct RequestMetrics {
     extension_points: Histograms<ExtensionPointLabels>,
     nodes: Histograms<VerbLabels>,
     timeouts: Family<VerbLabels, Counter>,
+    candidates: Family<FormLabels, Counter>,
+}
+
+/// How a request named its candidates: `NodeNames` (nodeCacheCapable; `unknown` counts the names
+/// the cluster model did not have) or whole `Nodes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CandidateForm {
+    NodeNames,
+    Nodes,
+    Unknown,
+}
+
+impl CandidateForm {
+    fn label(self) -> &'static str {
+        match self {
+            CandidateForm::NodeNames => "NodeNames",
+            CandidateForm::Nodes => "Nodes",
+            CandidateForm::Unknown => "unknown",
+        }
+    }
 }
 
 /// The verbs evaluated on the pool under the request deadline.
@@ -99,6 +125,7 @@ impl RequestMetrics {
             extension_points: Family::new_with_constructor(extension_point_buckets),
             nodes: Family::new_with_constructor(node_buckets),
             timeouts: Family::default(),
+            candidates: Family::default(),
         };
         for verb in EVALUATED_VERBS {
             m.timeouts.get_or_create_owned(&VerbLabels { verb });
@@ -126,7 +153,20 @@ impl RequestMetrics {
             "Requests whose node evaluation the request deadline (--request-timeout) cancelled, by verb",
             m.timeouts.clone(),
         );
+        registry.register(
+            "candidate_nodes",
+            "Candidate nodes received, by verb and form: NodeNames (nodeCacheCapable), Nodes, and unknown (a name the cluster model did not have)",
+            m.candidates.clone(),
+        );
         m
+    }
+
+    /// A request of `verb` named `count` candidates in `form`.
+    pub fn candidates(&self, verb: &str, form: CandidateForm, count: usize) {
+        if count > 0 {
+            let labels = FormLabels { verb: verb_of(verb), form: form.label() };
+            self.candidates.get_or_create(&labels).inc_by(count as u64);
+        }
     }
 
     /// A request of `verb` ran out of time on the evaluator.

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use serde_json::value::RawValue;
 
 use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob};
-use crate::metrics::requests::AnsweredWithError;
+use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::body::{read_body, BodyError};
 use crate::server::AppState;
 use crate::wire::{
@@ -88,6 +88,14 @@ fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (Stat
             (candidates, Some((list.metadata, raws)))
         }
     };
+    let requests = &state.metrics.requests;
+    if request_nodes.is_some() {
+        requests.candidates(verb, CandidateForm::Nodes, candidates.len());
+    } else {
+        let unknown = candidates.iter().filter(|c| matches!(c, Candidate::Unknown(_))).count();
+        requests.candidates(verb, CandidateForm::NodeNames, candidates.len());
+        requests.candidates(verb, CandidateForm::Unknown, unknown);
+    }
     let job = RequestJob {
         plan: state.plan.load_full(),
         pod: args.pod,

@@ -16,6 +16,8 @@ struct KindHealth {
     failing_since: Option<Instant>,
     last_error: String,
     last_event: Option<Instant>,
+    /// Lists completed: the first one, then one per relist (after `410 Gone`).
+    lists: u64,
 }
 
 /// The state of every watch of the live cluster source.
@@ -62,6 +64,7 @@ impl WatchHealth {
     pub fn listed(&self, kind: ObjectKind) {
         self.with(kind, |h| {
             h.synced = true;
+            h.lists += 1;
             h.failing_since = None;
             h.last_event = Some(Instant::now());
         });
@@ -88,6 +91,12 @@ impl WatchHealth {
     pub fn last_events(&self) -> Vec<(ObjectKind, Option<Instant>)> {
         let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
         kinds.iter().map(|(k, h)| (*k, h.last_event)).collect()
+    }
+
+    /// How many lists of each kind have completed (the first one and every relist).
+    pub fn lists(&self) -> Vec<(ObjectKind, u64)> {
+        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        kinds.iter().map(|(k, h)| (*k, h.lists)).collect()
     }
 
     /// Whether every watch has listed once (the model can answer requests).

@@ -62,8 +62,15 @@ pub async fn connect(connection: &Connection) -> Result<Client, ConnectError> {
             (config, "in-cluster configuration".to_string())
         }
     };
+    let mut config = config;
+    // Named in the API server's audit log and its per-client metrics, beside kube-scheduler (which
+    // binds under the same service account when the extender is not the binder).
+    config.headers.push((hyper::header::USER_AGENT, hyper::header::HeaderValue::from_static(USER_AGENT)));
     Client::try_from(config).map_err(|e| ConnectError::Client(label, e.to_string()))
 }
+
+/// The `User-Agent` of every request to the API server.
+pub const USER_AGENT: &str = concat!("predicate-extender/", env!("CARGO_PKG_VERSION"));
 
 /// Expands `$m!(K1, K2, ...)` over every kind the live source watches: the one list of them that
 /// the watches, `list_once` and [`WATCHED_KINDS`] are made from.

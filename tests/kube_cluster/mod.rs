@@ -1,0 +1,522 @@
+//! Real Kubernetes on 127.0.0.1 for the end-to-end tests and `cargo run --example dev-cluster`:
+//! etcd, kube-apiserver (RBAC on, the project's own RBAC manifests applied), optionally
+//! kube-controller-manager (the PV binder), the real extender binary in live mode under its
+//! service account, and kube-scheduler with `config/scheduler-config.yaml` as shipped (addresses,
+//! kubeconfig and leader-election timings adjusted, nothing else: see `scheduler_config`).
+//!
+//! Every process is killed when the [`Cluster`] is dropped, a failing test included; on a failure
+//! the end of each log is printed and the directory kept.
+#![allow(dead_code)] // each test binary uses a different part of this
+
+pub mod binaries;
+pub mod objects;
+pub mod process;
+pub mod scheduler_config;
+
+#[path = "../pki/mod.rs"]
+mod pki;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::Client;
+use serde_json::{json, Value};
+
+pub use binaries::{binaries, Binaries};
+pub use process::{free_port, Process};
+
+/// Long enough for a loaded 2-core machine; every wait polls and returns as soon as it can.
+pub const DEADLINE: Duration = Duration::from_secs(90);
+
+/// The extender's and kube-scheduler's identity: the ServiceAccount of manifests/rbac.yaml, as
+/// the API server authenticates it (a token from the token file, so the RBAC bindings to the
+/// ServiceAccount apply exactly as they would to a pod's token).
+pub const SERVICE_ACCOUNT_USER: &str = "system:serviceaccount:predicate-scheduler:predicate-scheduler";
+const SERVICE_ACCOUNT_GROUPS: &str =
+    "system:serviceaccounts,system:serviceaccounts:predicate-scheduler,system:authenticated";
+const ADMIN_TOKEN: &str = "e2e-admin-token";
+const SERVICE_ACCOUNT_TOKEN: &str = "e2e-predicate-scheduler-token";
+
+/// The project's manifests applied to every cluster, in order.
+pub const MANIFESTS: [&str; 3] = ["manifests/namespace.yaml", "manifests/rbac.yaml", "manifests/scheduler-rbac.yaml"];
+
+/// What to start beside etcd and kube-apiserver.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The extender binary, in live mode.
+    pub extender: bool,
+    /// Extra `serve` flags for the extender (a `--policy`, say).
+    pub extender_args: Vec<String>,
+    /// kube-scheduler replicas with the shipped configuration (leader election as shipped).
+    pub schedulers: usize,
+    /// kube-controller-manager with the PV binder (VolumeBinding's PreBind waits for it).
+    pub controller_manager: bool,
+    /// Extra kube-apiserver flags.
+    pub apiserver_args: Vec<String>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            extender: true,
+            extender_args: Vec::new(),
+            schedulers: 1,
+            controller_manager: false,
+            apiserver_args: Vec::new(),
+        }
+    }
+}
+
+pub struct Cluster {
+    pub dir: PathBuf,
+    keep_dir: Option<tempfile::TempDir>,
+    pub binaries: Binaries,
+    pub etcd: Process,
+    pub etcd_url: String,
+    pub apiserver: Process,
+    pub apiserver_url: String,
+    pub admin_kubeconfig: PathBuf,
+    pub service_account_kubeconfig: PathBuf,
+    /// The admin's client (system:masters).
+    pub client: Client,
+    pub extender: Option<Process>,
+    /// host:port of the extender's verbs and of its admin listener (fixed for the cluster's life, so
+    /// that a restarted extender is where kube-scheduler's configuration says).
+    pub extender_addr: String,
+    pub extender_admin_addr: String,
+    pub schedulers: Vec<Process>,
+    pub scheduler_config: PathBuf,
+    pub controller_manager: Option<Process>,
+    /// The audit log: who created each binding and deleted each pod.
+    pub audit_log: PathBuf,
+    http: reqwest::Client,
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+fn kubeconfig(server: &str, ca: &Path, token: &str, user: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: e2e\n  cluster:\n    server: {server}\n    certificate-authority: {ca}\n\
+users:\n- name: {user}\n  user:\n    token: {token}\ncontexts:\n- name: e2e\n  context:\n    cluster: e2e\n    user: {user}\n\
+current-context: e2e\n",
+        ca = ca.display()
+    )
+}
+
+/// A client from a kubeconfig file.
+pub async fn client_from(path: &Path) -> Client {
+    let kubeconfig = Kubeconfig::read_from(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    Client::try_from(config).unwrap_or_else(|e| panic!("client for {}: {e}", path.display()))
+}
+
+/// Polls `check` until it returns `Some`, or panics naming `what` after [`DEADLINE`].
+pub async fn eventually<T, F: std::future::Future<Output = Option<T>>>(what: &str, check: impl FnMut() -> F) -> T {
+    eventually_within(DEADLINE, what, check).await
+}
+
+pub async fn eventually_within<T, F: std::future::Future<Output = Option<T>>>(
+    deadline: Duration,
+    what: &str,
+    mut check: impl FnMut() -> F,
+) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(start.elapsed() < deadline, "timed out after {deadline:?} waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+impl Cluster {
+    /// Starts etcd and kube-apiserver, applies the project's manifests, then starts what `options`
+    /// asks for and waits until each is ready. `None` when the end-to-end tests are skipped (no
+    /// Go, and not required): the caller returns.
+    pub async fn start(test: &str, options: Options) -> Option<Cluster> {
+        let binaries = binaries(test)?;
+        let temp = tempfile::Builder::new()
+            .prefix(&format!("e2e-{test}-"))
+            .tempdir()
+            .unwrap_or_else(|e| panic!("a temporary directory: {e}"));
+        let dir = temp.path().to_path_buf();
+
+        // Serving certificate, service-account signing key, tokens, audit policy.
+        let ca = pki::Ca::new("e2e-ca");
+        let serving = ca.server("kube-apiserver");
+        let ca_file = dir.join("ca.crt");
+        write(&ca_file, &ca.pem);
+        write(&dir.join("apiserver.crt"), &serving.cert_pem);
+        write(&dir.join("apiserver.key"), &serving.key_pem);
+        let sa_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("service-account key: {e}"));
+        write(&dir.join("sa.key"), &sa_key.serialize_pem());
+        write(&dir.join("sa.pub"), &sa_key.public_key_pem());
+        write(
+            &dir.join("tokens.csv"),
+            &format!(
+                "{ADMIN_TOKEN},e2e-admin,e2e-admin,\"system:masters\"\n\
+                 {SERVICE_ACCOUNT_TOKEN},{SERVICE_ACCOUNT_USER},e2e-sa-uid,\"{SERVICE_ACCOUNT_GROUPS}\"\n"
+            ),
+        );
+        write(
+            &dir.join("audit-policy.yaml"),
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n\
+             - level: Metadata\n  verbs: [create, delete]\n  resources:\n  - group: \"\"\n    resources: [pods, pods/binding]\n\
+             - level: None\n",
+        );
+
+        let etcd_port = free_port();
+        let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let peer_port = free_port();
+        let etcd = Process::start(
+            "etcd",
+            &binaries.path("etcd"),
+            [
+                "--name=e2e".to_string(),
+                format!("--data-dir={}", dir.join("etcd").display()),
+                format!("--listen-client-urls={etcd_url}"),
+                format!("--advertise-client-urls={etcd_url}"),
+                format!("--listen-peer-urls=http://127.0.0.1:{peer_port}"),
+                format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}"),
+                format!("--initial-cluster=e2e=http://127.0.0.1:{peer_port}"),
+                // A test's etcd lives for minutes: durability buys nothing and fsync costs.
+                "--unsafe-no-fsync".to_string(),
+                "--log-level=warn".to_string(),
+            ]
+            .to_vec(),
+            dir.join("etcd.log"),
+        );
+
+        let apiserver_port = free_port();
+        let apiserver_url = format!("https://127.0.0.1:{apiserver_port}");
+        let audit_log = dir.join("audit.log");
+        let mut apiserver_args = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".to_string(),
+            "--advertise-address=127.0.0.1".to_string(),
+            format!("--secure-port={apiserver_port}"),
+            format!("--tls-cert-file={}", dir.join("apiserver.crt").display()),
+            format!("--tls-private-key-file={}", dir.join("apiserver.key").display()),
+            format!("--token-auth-file={}", dir.join("tokens.csv").display()),
+            // Publishes kube-system/extension-apiserver-authentication, which kube-scheduler's
+            // delegated authentication reads (no client certificate is used here).
+            format!("--client-ca-file={}", ca_file.display()),
+            "--authorization-mode=RBAC".to_string(),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_string(),
+            format!("--service-account-key-file={}", dir.join("sa.pub").display()),
+            format!("--service-account-signing-key-file={}", dir.join("sa.key").display()),
+            "--service-cluster-ip-range=10.96.0.0/24".to_string(),
+            // No kubelet and no node lifecycle controller here: TaintNodesByCondition would taint
+            // every new node not-ready for good, and ServiceAccount admission wants tokens that no
+            // controller makes.
+            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition".to_string(),
+            format!("--audit-policy-file={}", dir.join("audit-policy.yaml").display()),
+            format!("--audit-log-path={}", audit_log.display()),
+            "--audit-log-mode=blocking".to_string(),
+            "--profiling=false".to_string(),
+            // The `kubernetes` Service's endpoints would name 127.0.0.1, which the reconciler refuses.
+            "--endpoint-reconciler-type=none".to_string(),
+        ];
+        apiserver_args.extend(options.apiserver_args.iter().cloned());
+        let apiserver = Process::start(
+            "kube-apiserver",
+            &binaries.path("kube-apiserver"),
+            apiserver_args,
+            dir.join("kube-apiserver.log"),
+        );
+
+        let admin_kubeconfig = dir.join("admin.kubeconfig");
+        write(&admin_kubeconfig, &kubeconfig(&apiserver_url, &ca_file, ADMIN_TOKEN, "e2e-admin"));
+        let service_account_kubeconfig = dir.join("predicate-scheduler.kubeconfig");
+        write(
+            &service_account_kubeconfig,
+            &kubeconfig(&apiserver_url, &ca_file, SERVICE_ACCOUNT_TOKEN, "predicate-scheduler"),
+        );
+        let client = client_from(&admin_kubeconfig).await;
+
+        let extender_addr = format!("127.0.0.1:{}", free_port());
+        let extender_admin_addr = format!("127.0.0.1:{}", free_port());
+        let scheduler_config = dir.join("scheduler-config.json");
+        let mut cluster = Cluster {
+            dir,
+            keep_dir: Some(temp),
+            binaries,
+            etcd,
+            etcd_url,
+            apiserver,
+            apiserver_url,
+            admin_kubeconfig,
+            service_account_kubeconfig,
+            client,
+            extender: None,
+            extender_addr,
+            extender_admin_addr,
+            schedulers: Vec::new(),
+            scheduler_config,
+            controller_manager: None,
+            audit_log,
+            http: reqwest::Client::new(),
+        };
+        cluster.wait_apiserver_ready().await;
+        for manifest in MANIFESTS {
+            objects::apply_file(&cluster.client, &Path::new(env!("CARGO_MANIFEST_DIR")).join(manifest)).await;
+        }
+        if options.controller_manager {
+            cluster.start_controller_manager();
+        }
+        if options.extender {
+            cluster.start_extender(&options.extender_args).await;
+        }
+        let shipped = scheduler_config::shipped();
+        let adjusted = scheduler_config::adjusted(
+            &shipped,
+            &cluster.service_account_kubeconfig,
+            &format!("http://{}", cluster.extender_addr),
+        );
+        write(&cluster.scheduler_config, &adjusted.to_string());
+        for _ in 0..options.schedulers {
+            cluster.add_scheduler();
+        }
+        if options.schedulers > 0 {
+            cluster.wait_scheduler_leader().await;
+        }
+        Some(cluster)
+    }
+
+    async fn wait_apiserver_ready(&mut self) {
+        let start = Instant::now();
+        loop {
+            self.etcd.check_running();
+            self.apiserver.check_running();
+            let request = hyper::Request::get("/readyz").body(Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+            if let Ok(text) = self.client.request_text(request).await {
+                if text.trim() == "ok" {
+                    return;
+                }
+            }
+            assert!(start.elapsed() < DEADLINE, "kube-apiserver not ready within {DEADLINE:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    fn start_controller_manager(&mut self) {
+        let port = free_port();
+        let kubeconfig = self.admin_kubeconfig.display().to_string();
+        let args = vec![
+            format!("--kubeconfig={kubeconfig}"),
+            format!("--authentication-kubeconfig={kubeconfig}"),
+            format!("--authorization-kubeconfig={kubeconfig}"),
+            // Only what the tests need: binding PVs to PVCs (VolumeBinding's PreBind waits for it).
+            "--controllers=persistentvolume-binder-controller".to_string(),
+            "--leader-elect=false".to_string(),
+            "--use-service-account-credentials=false".to_string(),
+            "--bind-address=127.0.0.1".to_string(),
+            format!("--secure-port={port}"),
+            format!("--cert-dir={}", self.dir.join("kcm-certs").display()),
+        ];
+        self.controller_manager = Some(Process::start(
+            "kube-controller-manager",
+            &self.binaries.path("kube-controller-manager"),
+            args,
+            self.dir.join("kube-controller-manager.log"),
+        ));
+    }
+
+    /// The extender's `serve` arguments, on the cluster's fixed ports.
+    fn extender_args(&self, extra: &[String]) -> Vec<String> {
+        let mut args = vec![
+            "serve".to_string(),
+            format!("--kubeconfig={}", self.service_account_kubeconfig.display()),
+            format!("--listen={}", self.extender_addr),
+            format!("--admin-listen={}", self.extender_admin_addr),
+            "--log-format=json".to_string(),
+        ];
+        args.extend(extra.iter().cloned());
+        args
+    }
+
+    /// Starts the extender binary and waits until `/readyz` says its model has synced.
+    pub async fn start_extender(&mut self, extra: &[String]) {
+        let args = self.extender_args(extra);
+        let bin = PathBuf::from(env!("CARGO_BIN_EXE_predicate-extender"));
+        let mut process = Process::start("predicate-extender", &bin, args, self.dir.join("predicate-extender.log"));
+        // Debug logs of the verbs would drown the log; info is what an operator runs.
+        process.check_running();
+        self.extender = Some(process);
+        self.wait_extender_ready().await;
+    }
+
+    pub async fn wait_extender_ready(&mut self) {
+        let url = format!("http://{}/readyz", self.extender_admin_addr);
+        let start = Instant::now();
+        loop {
+            if let Some(p) = self.extender.as_mut() {
+                p.check_running();
+            }
+            if let Ok(resp) = self.http.get(&url).send().await {
+                if resp.status().is_success() {
+                    return;
+                }
+            }
+            assert!(start.elapsed() < DEADLINE, "the extender was not ready within {DEADLINE:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Starts one more kube-scheduler replica with the adjusted shipped configuration.
+    pub fn add_scheduler(&mut self) -> usize {
+        let index = self.schedulers.len();
+        let kubeconfig = self.service_account_kubeconfig.display().to_string();
+        let args = vec![
+            format!("--config={}", self.scheduler_config.display()),
+            format!("--authentication-kubeconfig={kubeconfig}"),
+            format!("--authorization-kubeconfig={kubeconfig}"),
+            "--bind-address=127.0.0.1".to_string(),
+            format!("--secure-port={}", free_port()),
+            format!("--cert-dir={}", self.dir.join(format!("scheduler-{index}-certs")).display()),
+            "--v=2".to_string(),
+        ];
+        self.schedulers.push(Process::start(
+            &format!("kube-scheduler-{index}"),
+            &self.binaries.path("kube-scheduler"),
+            args,
+            self.dir.join(format!("kube-scheduler-{index}.log")),
+        ));
+        index
+    }
+
+    /// The holder of the shipped leader-election lease, once someone holds it.
+    pub async fn wait_scheduler_leader(&mut self) -> String {
+        let leases: kube::Api<k8s_openapi::api::coordination::v1::Lease> =
+            kube::Api::namespaced(self.client.clone(), scheduler_config::LEASE_NAMESPACE);
+        let start = Instant::now();
+        loop {
+            for s in &mut self.schedulers {
+                if s.pid().is_some() {
+                    s.check_running();
+                }
+            }
+            if let Ok(Some(lease)) = leases.get_opt(scheduler_config::LEASE_NAME).await {
+                if let Some(holder) = lease.spec.and_then(|s| s.holder_identity).filter(|h| !h.is_empty()) {
+                    return holder;
+                }
+            }
+            assert!(start.elapsed() < DEADLINE, "no kube-scheduler took the lease within {DEADLINE:?}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// The extender's `/metrics` text.
+    pub async fn extender_metrics(&self) -> String {
+        let url = format!("http://{}/metrics", self.extender_admin_addr);
+        let resp = self.http.get(&url).send().await.unwrap_or_else(|e| panic!("GET {url}: {e}"));
+        resp.text().await.unwrap_or_else(|e| panic!("GET {url}: {e}"))
+    }
+
+    /// The sum of a metric's samples whose line contains every one of `labels`.
+    pub async fn extender_metric(&self, name: &str, labels: &[&str]) -> f64 {
+        metric_sum(&self.extender_metrics().await, name, labels)
+    }
+
+    /// POSTs a body to one of the extender's verbs and parses the JSON answer.
+    pub async fn extender_post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let url = format!("http://{}{path}", self.extender_addr);
+        let resp = self.http.post(&url).json(body).send().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
+        (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {url}: not JSON ({e}): {text}")))
+    }
+
+    /// The audit log's events (JSON lines) so far.
+    pub fn audit_events(&self) -> Vec<Value> {
+        let text = std::fs::read_to_string(&self.audit_log).unwrap_or_default();
+        text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+    }
+
+    /// Every process's log tail, for a failure message.
+    pub fn logs(&self) -> String {
+        let mut out = String::new();
+        let mut all: Vec<&Process> = vec![&self.etcd, &self.apiserver];
+        all.extend(self.controller_manager.iter());
+        all.extend(self.extender.iter());
+        all.extend(self.schedulers.iter());
+        for p in all {
+            let _ = writeln!(out, "----- {} ({}), last lines:\n{}", p.name, p.log.display(), p.tail(40));
+        }
+        out
+    }
+
+    /// Keeps the directory (logs, kubeconfigs, etcd data) after the cluster stops.
+    pub fn keep(&mut self) -> PathBuf {
+        if let Some(temp) = self.keep_dir.take() {
+            let _ = temp.keep();
+        }
+        self.dir.clone()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let dir = self.keep();
+            eprintln!("end-to-end cluster kept in {}\n{}", dir.display(), self.logs());
+        }
+        // Schedulers and the extender first, so they do not log the API server's going away.
+        for s in &mut self.schedulers {
+            s.kill();
+        }
+        if let Some(e) = &mut self.extender {
+            e.kill();
+        }
+        if let Some(c) = &mut self.controller_manager {
+            c.kill();
+        }
+        self.apiserver.kill();
+        self.etcd.kill();
+    }
+}
+
+/// The sum of the samples of `name` (exactly, or with a `_total`-style suffix the caller gives)
+/// in Prometheus text, over lines that contain every label in `labels`.
+pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter(|l| l.split(['{', ' ']).next() == Some(name))
+        .filter(|l| labels.iter().all(|want| l.contains(want)))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+/// A JSON value's string at a pointer, or "".
+pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
+    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A JSON merge of `patch` into `base` (objects merged key by key, anything else replaced).
+pub fn merged(mut base: Value, patch: Value) -> Value {
+    merge(&mut base, patch);
+    base
+}
+
+fn merge(base: &mut Value, patch: Value) {
+    match (base, patch) {
+        (Value::Object(b), Value::Object(p)) => {
+            for (k, v) in p {
+                merge(b.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (b, p) => *b = p,
+    }
+}
+
+/// `{"metadata": {"name": name}}`-style helper for brevity in tests.
+pub fn named(name: &str) -> Value {
+    json!({"metadata": {"name": name}})
+}

@@ -1,0 +1,125 @@
+//! A child process of the harness: its output in a log file, killed when dropped (a failing or
+//! panicking test included) and, through `setpriv --pdeathsig`, when the test process dies first.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Process {
+    pub name: String,
+    child: Option<Child>,
+    pub log: PathBuf,
+    program: PathBuf,
+    args: Vec<String>,
+}
+
+fn setpriv() -> Option<&'static str> {
+    static FOUND: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let found = *FOUND.get_or_init(|| {
+        Command::new("setpriv").args(["--pdeathsig", "KILL", "true"]).status().is_ok_and(|s| s.success())
+    });
+    found.then_some("setpriv")
+}
+
+impl Process {
+    /// Starts `program args`, appending its stdout and stderr to `log`.
+    pub fn start(name: &str, program: &Path, args: Vec<String>, log: PathBuf) -> Process {
+        let mut p = Process { name: name.to_string(), child: None, log, program: program.to_path_buf(), args };
+        p.spawn();
+        p
+    }
+
+    fn spawn(&mut self) {
+        let out = File::options()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .unwrap_or_else(|e| panic!("{}: {e}", self.log.display()));
+        let err = out.try_clone().unwrap_or_else(|e| panic!("{}: {e}", self.log.display()));
+        let mut command = match setpriv() {
+            Some(setpriv) => {
+                let mut c = Command::new(setpriv);
+                c.args(["--pdeathsig", "KILL", "--"]).arg(&self.program);
+                c
+            }
+            None => Command::new(&self.program),
+        };
+        let child = command
+            .args(&self.args)
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {} ({}): {e}", self.name, self.program.display()));
+        self.child = Some(child);
+    }
+
+    /// Whether it is still running (and not a zombie).
+    pub fn running(&mut self) -> bool {
+        match &mut self.child {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// Panics, with the log's tail, if the process has exited.
+    pub fn check_running(&mut self) {
+        if !self.running() {
+            panic!("{} exited; the end of its log:\n{}", self.name, self.tail(60));
+        }
+    }
+
+    /// SIGTERM, then SIGKILL after `grace`; waits for the exit.
+    pub fn stop(&mut self, grace: Duration) {
+        let Some(mut child) = self.child.take() else { return };
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let start = Instant::now();
+        while start.elapsed() < grace {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// SIGKILL at once (a crash), and wait.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again with the same program, arguments and log (after `stop` or `kill`).
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The last `lines` lines of its log.
+    pub fn tail(&self, lines: usize) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A free port on 127.0.0.1 (the listener is closed before the port is handed out).
+pub fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind 127.0.0.1:0: {e}"));
+    listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("local_addr: {e}"))
+}
