@@ -271,10 +271,319 @@ async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_say
         cluster.extender_metric("predicate_extender_bind_total", &["outcome=\"success\""]).await,
         names.len() as f64
     );
-    // NodeNames from kube-scheduler, every one known to the extender's watch cache.
-    let filters =
-        cluster.extender_metric("predicate_extender_http_requests_total", &["verb=\"filter\"", "code=\"200\""]).await;
-    assert!(filters >= names.len() as f64, "kube-scheduler called /filter {filters} times for {} pods", names.len());
-    let log = std::fs::read_to_string(&cluster.extender.as_ref().unwrap().log).unwrap();
-    assert!(!log.contains("unknown node") && !log.contains("not in the cluster model"), "{log}");
+    // NodeNames from kube-scheduler (nodeCacheCapable), every one known to the extender's watch
+    // cache, and never a whole Nodes list.
+    let metrics = cluster.extender_metrics().await;
+    let candidates = |form: &str| {
+        kube_cluster::metric_sum(
+            &metrics,
+            "predicate_extender_candidate_nodes_total",
+            &["verb=\"filter\"", &format!("form=\"{form}\"")],
+        )
+    };
+    assert!(candidates("NodeNames") >= names.len() as f64, "{metrics}");
+    assert_eq!((candidates("Nodes"), candidates("unknown")), (0.0, 0.0), "{metrics}");
+}
+
+fn priority_class(name: &str, value: i64) -> Value {
+    json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
+}
+
+fn condition(mut node: Value, type_: &str, status: &str) -> Value {
+    let conditions = node["status"]["conditions"].as_array_mut().unwrap();
+    conditions.retain(|c| c["type"] != type_);
+    conditions.push(json!({"type": type_, "status": status, "reason": "e2e", "message": "e2e"}));
+    node
+}
+
+/// A pod placed directly on `node` (spec.nodeName, no scheduler involved), at `priority`.
+fn running(name: &str, node: &str, cpu: &str, priority: &str, grace: i64) -> Value {
+    with_spec(
+        pod(NS, name, cpu),
+        json!({"nodeName": node, "priorityClassName": priority, "terminationGracePeriodSeconds": grace}),
+    )
+}
+
+/// A pod only the extender rejects everywhere (kube-scheduler's own plugins pass every node): its
+/// FailedScheduling event and its PodScheduled condition carry the extender's own reasons, as
+/// kube-scheduler aggregates them ("0/N nodes are available: ..."), next to kube-scheduler's reason
+/// for the node its own plugins rejected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition() {
+    let Some(cluster) = Cluster::start("unschedulable", Options::default()).await else { return };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    create(c, condition(node("not-ready", "zone-a", "4", "16Gi"), "Ready", "False")).await;
+    create(c, condition(node("memory-pressure", "zone-a", "4", "16Gi"), "MemoryPressure", "True")).await;
+    create(
+        c,
+        with_spec(
+            node("tainted", "zone-a", "4", "16Gi"),
+            json!({"taints": [{"key": "k", "value": "v", "effect": "NoSchedule"}]}),
+        ),
+    )
+    .await;
+    // BestEffort (no requests): CheckNodeMemoryPressure applies to it.
+    let mut best_effort = pod(NS, "best-effort", "1");
+    best_effort["spec"]["containers"][0]["resources"] = json!({});
+    create(c, best_effort.clone()).await;
+
+    // The extender's own answer for the two nodes kube-scheduler's plugins pass.
+    let (status, answer) = cluster
+        .extender_post("/filter", &json!({"Pod": best_effort, "NodeNames": ["not-ready", "memory-pressure"]}))
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    let unresolvable = answer["FailedAndUnresolvableNodes"].as_object().cloned().unwrap_or_default();
+    let failed = answer["FailedNodes"].as_object().cloned().unwrap_or_default();
+    let reasons: BTreeSet<String> =
+        unresolvable.values().chain(failed.values()).map(|r| r.as_str().unwrap().to_string()).collect();
+    assert_eq!(unresolvable.len() + failed.len(), 2, "{answer}");
+
+    let message = eventually("a FailedScheduling event naming every reason", || async {
+        let events = failed_scheduling(&cluster, "best-effort").await;
+        events
+            .into_iter()
+            .find(|m| m.starts_with("0/3 nodes are available") && reasons.iter().all(|r| m.contains(r.as_str())))
+    })
+    .await;
+    assert!(message.contains("untolerated taint"), "kube-scheduler's own reason for the tainted node: {message}");
+    let pod = pods(&cluster).get("best-effort").await.unwrap();
+    let scheduled = pod.status.unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "PodScheduled").unwrap();
+    assert_eq!((scheduled.status.as_str(), scheduled.reason.as_deref()), ("False", Some("Unschedulable")));
+    let condition_message = scheduled.message.unwrap_or_default();
+    assert!(reasons.iter().all(|r| condition_message.contains(r.as_str())), "{condition_message} lacks {reasons:?}");
+    assert_eq!(pod.spec.unwrap().node_name, None);
+    assert_eq!(bindings(&cluster).len(), 0);
+}
+
+/// Preemption through the extender: kube-scheduler's own choice would be the node whose victims
+/// have the lowest priority (`cheap`), but the extender's `/preempt` drops that node (its network is
+/// unavailable, a condition only the classic predicates read), so the victims come from `n1` only,
+/// and the preemptor is nominated there. While the victim terminates, the extender's double pass
+/// counts the nominated preemptor for lower-priority pods and not for higher ones; once the victim
+/// is gone the preemptor is bound to n1 by the extender.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass() {
+    let Some(cluster) = Cluster::start("preemption", Options::default()).await else { return };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    for (name, value) in [("lowest", 10), ("low", 100), ("medium", 500), ("high", 1000), ("highest", 2000)] {
+        create(c, priority_class(name, value)).await;
+    }
+    create(c, node("n1", "zone-a", "4", "16Gi")).await;
+    create(c, condition(node("cheap", "zone-a", "4", "16Gi"), "NetworkUnavailable", "True")).await;
+    // Each node full: two 1.5-cpu pods. n1's can take a while to terminate (30 s grace, and no
+    // kubelet to finish it): the window in which the preemptor is only nominated.
+    for i in 0..2 {
+        create(c, running(&format!("n1-victim-{i}"), "n1", "1500m", "low", 30)).await;
+        create(c, running(&format!("cheap-victim-{i}"), "cheap", "1500m", "lowest", 0)).await;
+    }
+    create(c, with_spec(pod(NS, "preemptor", "2"), json!({"priorityClassName": "high"}))).await;
+
+    let nominated = eventually("the preemptor nominated", || async {
+        let p = pods(&cluster).get("preemptor").await.ok()?;
+        p.status?.nominated_node_name.filter(|n| !n.is_empty())
+    })
+    .await;
+    assert_eq!(nominated, "n1", "the extender's /preempt dropped `cheap`");
+    assert!(
+        cluster.extender_metric("predicate_extender_http_requests_total", &["verb=\"preempt\"", "code=\"200\""]).await
+            >= 1.0
+    );
+    let preempt_deleted = || {
+        cluster
+            .audit_events()
+            .into_iter()
+            .filter(|e| {
+                e["stage"] == "ResponseComplete" && e["verb"] == "delete" && e["objectRef"]["resource"] == "pods"
+            })
+            .filter(|e| e["userAgent"].as_str().unwrap_or_default().starts_with("kube-scheduler/"))
+            .map(|e| e["objectRef"]["name"].as_str().unwrap_or_default().to_string())
+            .collect::<BTreeSet<String>>()
+    };
+    let victims = eventually("kube-scheduler deleted a victim", || async {
+        let deleted = preempt_deleted();
+        (!deleted.is_empty()).then_some(deleted)
+    })
+    .await;
+    assert!(
+        victims.iter().all(|v| v.starts_with("n1-victim-")),
+        "victims outside what the extender returned: {victims:?}"
+    );
+    assert_eq!(victims.len(), 1, "one 1.5-cpu victim frees enough for 2 cpu: {victims:?}");
+
+    // The victim is terminating; the preemptor is nominated to n1. A 0.5-cpu pod of lower priority
+    // must count the nominated preemptor (pass 1: 3 + 2 + 0.5 > 4); one of higher priority must not
+    // (3 + 0.5 <= 4).
+    let probe = |name: &str, priority: i64| {
+        let mut p = pod(NS, name, "500m");
+        p["metadata"]["uid"] = json!(format!("uid-{name}"));
+        p["spec"]["priority"] = json!(priority);
+        json!({"Pod": p, "NodeNames": ["n1"]})
+    };
+    let (_, lower) = cluster.extender_post("/filter", &probe("probe-lower", 500)).await;
+    assert_eq!(lower["NodeNames"], json!([]), "the nominated preemptor must count for a lower-priority pod: {lower}");
+    let (_, higher) = cluster.extender_post("/filter", &probe("probe-higher", 2000)).await;
+    assert_eq!(higher["NodeNames"], json!(["n1"]), "nominated pods of lower priority do not count: {higher}");
+
+    // The victim goes (nothing runs kubelet to finish its grace period); the preemptor follows.
+    for victim in &victims {
+        delete_pod_now(c, NS, victim).await;
+    }
+    assert_eq!(wait_bound(&cluster, "preemptor").await, "n1");
+    assert_bound_once_each_by_the_extender(&cluster);
+    let placed = placements(&cluster).await;
+    assert_eq!(placed.get("cheap-victim-0").map(String::as_str), Some("cheap"), "{placed:?}");
+    assert_eq!(placed.get("cheap-victim-1").map(String::as_str), Some("cheap"), "{placed:?}");
+}
+
+/// The extender down (`ignorable: false`): kube-scheduler does not place the pod, says why in an
+/// event, and retries; the extender back on its address syncs and the pod is bound, once. The
+/// extender's model then counts what the API server has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_extender_down_pods_wait_and_are_bound_once_it_is_back() {
+    let Some(mut cluster) = Cluster::start("extender-down", Options::default()).await else { return };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    for name in ["n1", "n2"] {
+        create(c, node(name, "zone-a", "4", "16Gi")).await;
+    }
+    create(c, pod(NS, "before", "100m")).await;
+    wait_bound(&cluster, "before").await;
+
+    cluster.extender.as_mut().unwrap().kill();
+    for i in 0..3 {
+        create(c, pod(NS, &format!("while-down-{i}"), "100m")).await;
+    }
+    let event = eventually("a FailedScheduling event for the unreachable extender", || async {
+        failed_scheduling(&cluster, "while-down-0").await.into_iter().find(|m| m.contains(&cluster.extender_addr))
+    })
+    .await;
+    assert!(event.contains("connect") || event.contains("refused"), "{event}");
+    let placed = placements(&cluster).await;
+    assert!((0..3).all(|i| placed[&format!("while-down-{i}")].is_empty()), "placed without the extender: {placed:?}");
+
+    let mark = std::fs::metadata(&cluster.extender.as_ref().unwrap().log).unwrap().len();
+    cluster.extender.as_mut().unwrap().restart();
+    cluster.wait_extender_ready().await;
+    assert!(std::fs::metadata(&cluster.extender.as_ref().unwrap().log).unwrap().len() > mark);
+    for i in 0..3 {
+        wait_bound(&cluster, &format!("while-down-{i}")).await;
+    }
+    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 4);
+    assert_model_counts_match(&cluster).await;
+}
+
+/// The extender's model (its `cache_objects` series) holds as many nodes and pods as the API server.
+async fn assert_model_counts_match(cluster: &Cluster) {
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(cluster.client.clone());
+    let all_pods: Api<Pod> = Api::all(cluster.client.clone());
+    let want_nodes = nodes.list(&ListParams::default()).await.unwrap().items.len() as f64;
+    let want_pods = all_pods.list(&ListParams::default()).await.unwrap().items.len() as f64;
+    eventually("the extender's model counts what the API server has", || async {
+        let metrics = cluster.extender_metrics().await;
+        let count = |r: &str| {
+            kube_cluster::metric_sum(&metrics, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")])
+        };
+        (count("nodes") == want_nodes && count("pods") == want_pods).then_some(())
+    })
+    .await;
+}
+
+/// Two kube-scheduler replicas with leader election as shipped; the leader is killed mid-batch and
+/// started again: the other takes the lease and finishes, and no pod is bound twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice() {
+    let Some(mut cluster) = Cluster::start("replicas", Options { schedulers: 2, ..Options::default() }).await else {
+        return;
+    };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    for i in 0..4 {
+        create(c, node(&format!("n{i}"), "zone-a", "8", "32Gi")).await;
+    }
+    const PODS: usize = 40;
+    for i in 0..PODS / 2 {
+        create(c, pod(NS, &format!("p-{i:02}"), "100m")).await;
+    }
+    // The leader is the replica that logged taking the lease (client-go's leaderelection line).
+    let acquired = |s: &kube_cluster::Process| {
+        std::fs::read_to_string(&s.log).unwrap_or_default().matches("Successfully acquired lease").count()
+    };
+    let leader = eventually("a replica logged taking the lease", || async {
+        cluster.schedulers.iter().position(|s| acquired(s) > 0)
+    })
+    .await;
+    // Half the batch bound; the leader crashes (SIGKILL: no lease release) with the other half
+    // arriving, and comes back as a replica.
+    for i in 0..PODS / 2 {
+        wait_bound(&cluster, &format!("p-{i:02}")).await;
+    }
+    cluster.schedulers[leader].kill();
+    for i in PODS / 2..PODS {
+        create(c, pod(NS, &format!("p-{i:02}"), "100m")).await;
+    }
+    cluster.schedulers[leader].restart();
+    for i in 0..PODS {
+        wait_bound(&cluster, &format!("p-{i:02}")).await;
+    }
+    let (first, second) = (acquired(&cluster.schedulers[leader]), acquired(&cluster.schedulers[1 - leader]));
+    assert!(first + second >= 2, "after the kill, a replica took the lease again ({first} + {second})");
+    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), PODS);
+}
+
+/// The Policy file replaced while the extender serves: the next pods are judged by the new Policy,
+/// without a restart (CheckNodeLabelPresence keeps them off the unlabelled node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    let shipped =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy.json")).unwrap();
+    std::fs::write(&policy, &shipped).unwrap();
+    let options = Options { extender_args: vec![format!("--policy={}", policy.display())], ..Options::default() };
+    let Some(cluster) = Cluster::start("policy-swap", options).await else { return };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    create(c, with_labels(node("ssd", "zone-a", "8", "32Gi"), json!({"disk": "ssd"}))).await;
+    create(c, node("plain", "zone-a", "8", "32Gi")).await;
+    // Spread over both nodes under the shipped Policy (required anti-affinity, one per node).
+    for i in 0..2 {
+        let p = with_labels(pod(NS, &format!("before-{i}"), "100m"), json!({"group": "before"}));
+        create(
+            c,
+            with_spec(
+                p,
+                json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"group": "before"}}, "topologyKey": "kubernetes.io/hostname"}]}}}),
+            ),
+        )
+        .await;
+    }
+    let before: BTreeSet<String> =
+        [wait_bound(&cluster, "before-0").await, wait_bound(&cluster, "before-1").await].into();
+    assert_eq!(before.len(), 2);
+
+    let mut swapped: Value = serde_json::from_str(&shipped).unwrap();
+    swapped["predicates"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "NeedsSSD", "argument": {"labelsPresence": {"labels": ["disk"], "presence": true}}}));
+    let reloads = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
+    // Written next to it and renamed over it, as a ConfigMap volume swaps its files.
+    let next = dir.path().join("policy.json.next");
+    std::fs::write(&next, swapped.to_string()).unwrap();
+    std::fs::rename(&next, &policy).unwrap();
+    eventually("the extender reloaded the Policy", || async {
+        let now = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
+        (now > reloads).then_some(())
+    })
+    .await;
+    for i in 0..4 {
+        create(c, pod(NS, &format!("after-{i}"), "100m")).await;
+    }
+    for i in 0..4 {
+        assert_eq!(wait_bound(&cluster, &format!("after-{i}")).await, "ssd", "the new Policy's NeedsSSD");
+    }
+    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 6);
 }
