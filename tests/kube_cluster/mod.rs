@@ -169,6 +169,7 @@ impl Cluster {
             &dir.join("audit-policy.yaml"),
             "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n\
              - level: Metadata\n  verbs: [create, delete]\n  resources:\n  - group: \"\"\n    resources: [pods, pods/binding]\n\
+             - level: Metadata\n  verbs: [list]\n  resources:\n  - group: \"\"\n    resources: [nodes, pods]\n\
              - level: None\n",
         );
 
