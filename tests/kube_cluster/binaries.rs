@@ -30,9 +30,7 @@ fn required() -> bool {
 /// The binaries, built on first use; `None` (after saying so on the terminal, past the test
 /// harness's capture) when Go is not installed and the run does not require the end-to-end tests.
 pub fn binaries(test: &str) -> Option<Binaries> {
-    static BUILT: OnceLock<Result<Binaries, String>> = OnceLock::new();
-    let built = BUILT.get_or_init(build);
-    match built {
+    match built() {
         Ok(b) => Some(b.clone()),
         Err(why) if why.starts_with(NO_GO) && !required() => {
             // Straight to the terminal: a skipped end-to-end test must be seen, not captured.
@@ -44,6 +42,12 @@ pub fn binaries(test: &str) -> Option<Binaries> {
         }
         Err(why) => panic!("end-to-end test {test}: {why}"),
     }
+}
+
+/// The binaries, built on first use, or why they could not be.
+pub fn built() -> &'static Result<Binaries, String> {
+    static BUILT: OnceLock<Result<Binaries, String>> = OnceLock::new();
+    BUILT.get_or_init(build)
 }
 
 const NO_GO: &str = "Go is not installed";

@@ -136,12 +136,29 @@ pub async fn eventually_within<T, F: std::future::Future<Output = Option<T>>>(
     }
 }
 
+/// The extender binary: cargo's for an integration test; for an example (the development cluster),
+/// the one built beside it in the same target directory.
+pub fn extender_binary() -> PathBuf {
+    if let Some(path) = option_env!("CARGO_BIN_EXE_predicate-extender") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().unwrap_or_else(|e| panic!("the running executable: {e}"));
+    // target/<profile>/examples/<example> -> target/<profile>/predicate-extender
+    let profile = exe.parent().and_then(Path::parent).unwrap_or_else(|| panic!("{} has no target dir", exe.display()));
+    profile.join("predicate-extender")
+}
+
 impl Cluster {
     /// Starts etcd and kube-apiserver, applies the project's manifests, then starts what `options`
     /// asks for and waits until each is ready. `None` when the end-to-end tests are skipped (no
     /// Go, and not required): the caller returns.
     pub async fn start(test: &str, options: Options) -> Option<Cluster> {
         let binaries = binaries(test)?;
+        Some(Cluster::start_with(binaries, test, options).await)
+    }
+
+    /// [`Cluster::start`] with binaries already built.
+    pub async fn start_with(binaries: Binaries, test: &str, options: Options) -> Cluster {
         let temp = tempfile::Builder::new()
             .prefix(&format!("e2e-{test}-"))
             .tempdir()
@@ -213,7 +230,7 @@ impl Cluster {
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_string(),
             format!("--service-account-key-file={}", dir.join("sa.pub").display()),
             format!("--service-account-signing-key-file={}", dir.join("sa.key").display()),
-            "--service-cluster-ip-range=10.96.0.0/24".to_string(),
+            "--service-cluster-ip-range=10.96.0.0/16".to_string(),
             // No kubelet and no node lifecycle controller here: TaintNodesByCondition would taint
             // every new node not-ready for good, and ServiceAccount admission wants tokens that no
             // controller makes.
@@ -288,7 +305,7 @@ impl Cluster {
         if options.schedulers > 0 {
             cluster.wait_scheduler_leader().await;
         }
-        Some(cluster)
+        cluster
     }
 
     async fn wait_apiserver_ready(&mut self) {
@@ -346,9 +363,8 @@ impl Cluster {
     /// Starts the extender binary and waits until `/readyz` says its model has synced.
     pub async fn start_extender(&mut self, extra: &[String]) {
         let args = self.extender_args(extra);
-        let bin = PathBuf::from(env!("CARGO_BIN_EXE_predicate-extender"));
+        let bin = extender_binary();
         let mut process = Process::start("predicate-extender", &bin, args, self.dir.join("predicate-extender.log"));
-        // Debug logs of the verbs would drown the log; info is what an operator runs.
         process.check_running();
         self.extender = Some(process);
         self.wait_extender_ready().await;
