@@ -10,7 +10,6 @@
 mod kube_cluster;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{ListParams, ObjectList};
