@@ -26,12 +26,12 @@ fn flag(name: &str) -> String {
     format!("--{name}")
 }
 
-/// The README's 1,000-node example, replayed in a temporary directory: its `gen-cluster` commands
-/// write the cluster and the pod, and `explain` prints exactly what the README shows.
+/// The 1,000-node example of docs/explain.md, replayed in a temporary directory: its `gen-cluster`
+/// commands write the cluster and the pod, and `explain` prints exactly what the page shows.
 #[test]
 fn on_a_generated_1000_node_cluster_the_summary_comes_first_in_at_most_100_lines() {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    let mut lines = readme.lines().skip_while(|l| !l.starts_with("$ predicate-extender gen-cluster --nodes 1000 "));
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/explain.md")).unwrap();
+    let mut lines = page.lines().skip_while(|l| !l.starts_with("$ predicate-extender gen-cluster --nodes 1000 "));
     let mut commands: Vec<&str> = Vec::new();
     for line in lines.by_ref() {
         let command = line.strip_prefix("$ predicate-extender ").expect("the example is a run of commands");
@@ -41,7 +41,7 @@ fn on_a_generated_1000_node_cluster_the_summary_comes_first_in_at_most_100_lines
         }
     }
     let shown: Vec<&str> = lines.take_while(|l| !l.starts_with("```")).collect();
-    assert!(commands.len() >= 3, "README has the 1,000-node explain example: {commands:?}");
+    assert!(commands.len() >= 3, "docs/explain.md has the 1,000-node explain example: {commands:?}");
 
     let dir = tempfile::tempdir().unwrap();
     let mut stdout = String::new();
@@ -54,7 +54,7 @@ fn on_a_generated_1000_node_cluster_the_summary_comes_first_in_at_most_100_lines
     assert!(printed.len() <= 100, "{} lines:\n{stdout}", printed.len());
     let first = printed.first().copied().unwrap_or_default();
     assert!(first.contains("/1000 nodes are available"), "the summary line first, got {first:?}");
-    assert_eq!(printed, shown, "explain prints what the README shows");
+    assert_eq!(printed, shown, "explain prints what docs/explain.md shows");
 }
 
 /// A 1,000-node cluster (20 pods a node, 10% tainted), in memory: the cluster and the pending pod
@@ -129,7 +129,7 @@ fn the_top_n_feasible_nodes_are_ranked_best_first() {
     let r = report(pod(None), &[]);
     let scores = r.scores.as_ref().unwrap();
     // The ranking, recomputed here from each node's per-priority scores and the plan's weights
-    // (README, "Priorities in the Policy file"): NodePreferAvoidPodsPriority, weighing at least
+    // (docs/policy.md, "Priorities in the Policy file"): NodePreferAvoidPodsPriority, weighing at least
     // the others together, vetoes a node it scores 0; SCORE is otherwise the others' weighted mean
     // rounded half up. Best SCORE first, then the larger sum of every weighted score, then the name.
     const AVOID: &str = "NodePreferAvoidPodsPriority";

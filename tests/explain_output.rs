@@ -145,16 +145,16 @@ fn flags_that_would_be_ignored_are_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--top <N>"), "clap names the flag");
 }
 
-/// The README's explain example, replayed with the real binary (its stdout is a pipe, so no
-/// colour), prints exactly what the README shows.
+/// The explain example of docs/explain.md, replayed with the real binary (its stdout is a pipe, so
+/// no colour), prints exactly what the page shows.
 #[test]
-fn readme_example_prints_what_the_readme_shows() {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let mut lines = readme.lines();
+fn docs_example_prints_what_the_page_shows() {
+    let page = std::fs::read_to_string(root().join("docs/explain.md")).unwrap();
+    let mut lines = page.lines();
     let command = lines
         .by_ref()
         .find_map(|l| l.strip_prefix("$ predicate-extender explain "))
-        .expect("README has a `$ predicate-extender explain` example");
+        .expect("docs/explain.md has a `$ predicate-extender explain` example");
     let shown: Vec<&str> = lines.take_while(|l| !l.starts_with("```")).collect();
     let out = Command::new(BIN).current_dir(root()).arg("explain").args(command.split_whitespace()).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
