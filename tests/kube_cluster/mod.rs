@@ -55,6 +55,10 @@ pub struct Options {
     pub controller_manager: bool,
     /// Extra kube-apiserver flags.
     pub apiserver_args: Vec<String>,
+    /// A change to kube-scheduler's configuration after the harness's own adjustments (the
+    /// throughput runs: no extender, or the profile's own plugins off, client QPS raised). The
+    /// end-to-end tests leave it `None`: they run the shipped configuration.
+    pub scheduler_config: Option<fn(Value) -> Value>,
 }
 
 impl Default for Options {
@@ -65,6 +69,7 @@ impl Default for Options {
             schedulers: 1,
             controller_manager: false,
             apiserver_args: Vec::new(),
+            scheduler_config: None,
         }
     }
 }
@@ -87,6 +92,8 @@ pub struct Cluster {
     pub extender_addr: String,
     pub extender_admin_addr: String,
     pub schedulers: Vec<Process>,
+    /// Each replica's secure port (its /metrics and /debug/pprof, with the admin's token).
+    pub scheduler_ports: Vec<u16>,
     pub scheduler_config: PathBuf,
     pub controller_manager: Option<Process>,
     /// The audit log: who created each binding and deleted each pod.
@@ -277,6 +284,7 @@ impl Cluster {
             extender_addr,
             extender_admin_addr,
             schedulers: Vec::new(),
+            scheduler_ports: Vec::new(),
             scheduler_config,
             controller_manager: None,
             audit_log,
@@ -298,6 +306,10 @@ impl Cluster {
             &cluster.service_account_kubeconfig,
             &format!("http://{}", cluster.extender_addr),
         );
+        let adjusted = match options.scheduler_config {
+            Some(change) => change(adjusted),
+            None => adjusted,
+        };
         write(&cluster.scheduler_config, &adjusted.to_string());
         for _ in 0..options.schedulers {
             cluster.add_scheduler();
@@ -391,12 +403,14 @@ impl Cluster {
     pub fn add_scheduler(&mut self) -> usize {
         let index = self.schedulers.len();
         let kubeconfig = self.service_account_kubeconfig.display().to_string();
+        let port = free_port();
+        self.scheduler_ports.push(port);
         let args = vec![
             format!("--config={}", self.scheduler_config.display()),
             format!("--authentication-kubeconfig={kubeconfig}"),
             format!("--authorization-kubeconfig={kubeconfig}"),
             "--bind-address=127.0.0.1".to_string(),
-            format!("--secure-port={}", free_port()),
+            format!("--secure-port={port}"),
             format!("--cert-dir={}", self.dir.join(format!("scheduler-{index}-certs")).display()),
             "--v=2".to_string(),
         ];
@@ -428,6 +442,23 @@ impl Cluster {
             assert!(start.elapsed() < DEADLINE, "no kube-scheduler took the lease within {DEADLINE:?}");
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// A GET on kube-scheduler replica `index`'s secure port (its self-signed certificate is not
+    /// checked) with the admin's token: `/metrics`, `/debug/pprof/profile?seconds=N`.
+    pub async fn scheduler_get(&self, index: usize, path: &str) -> Vec<u8> {
+        let mut config = kube::Config::new(
+            format!("https://127.0.0.1:{}", self.scheduler_ports[index]).parse().unwrap_or_else(|e| panic!("{e}")),
+        );
+        config.accept_invalid_certs = true;
+        config.auth_info.token = Some(ADMIN_TOKEN.to_string().into());
+        config.read_timeout = Some(Duration::from_secs(120));
+        let client = Client::try_from(config).unwrap_or_else(|e| panic!("kube-scheduler client: {e}"));
+        let request = hyper::Request::get(path).body(Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+        let mut stream = client.request_stream(request).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        let mut out = Vec::new();
+        futures::AsyncReadExt::read_to_end(&mut stream, &mut out).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+        out
     }
 
     /// The extender's `/metrics` text.
