@@ -333,10 +333,10 @@ async fn run(args: &Args, config: Config, round: usize) -> RunResult {
     let mut samples = sampler.await.unwrap();
     watch.abort();
     samples.sort_by(f64::total_cmp);
-    let bound = bound.lock().unwrap();
+    let bound = std::mem::take(&mut bound.lock().unwrap().at);
     let mut latencies_ms: Vec<f64> = created
         .iter()
-        .filter_map(|(name, at)| Some(bound.at.get(name)?.saturating_duration_since(*at).as_secs_f64() * 1000.0))
+        .filter_map(|(name, at)| Some(bound.get(name)?.saturating_duration_since(*at).as_secs_f64() * 1000.0))
         .collect();
     latencies_ms.sort_by(f64::total_cmp);
     // kube-scheduler's own SLI histogram, measured pods only (the difference of two scrapes).
