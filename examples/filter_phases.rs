@@ -5,7 +5,7 @@
 //! `cargo run --release --example filter_phases -- [NODES] [PODS_PER_NODE]` (default 5000 20)
 //!
 //! Medians of repeated runs in one process; the criterion benches and `bench/load.sh` give the
-//! figures for the README, this splits them.
+//! figures of docs/performance.md, this splits them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool of generated input: a panic is its error report
 
 use std::time::{Duration, Instant};

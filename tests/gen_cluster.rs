@@ -141,14 +141,14 @@ const CLASSIC_WEIGHTS: [(&str, i64); 8] = [
 ];
 
 /// Issue 14, item 9, as a new user meets it: `gen-cluster` writes a 1,000-node cluster and its
-/// NodeNames body (README's flags), `serve` loads the cluster, `/filter` keeps the nodes that fit
-/// and `/prioritize` scores those, as kube-scheduler sends them. The answers rank the nodes as
-/// the classic weighted sum does (computed here from each priority's score, which `POST /explain`
-/// reports, and the classic weights): a pair the sum orders is never ordered the other way, and a
-/// pair one point of the mean apart (the weights of the priorities other than
-/// NodePreferAvoidPodsPriority) is apart in the answers unless a node is avoided. The answers use
-/// at least 4 distinct values, and 0 is exactly the nodes whose preferAvoidPods annotation names
-/// the pod's ReplicaSet (read here from the file).
+/// NodeNames body (the flags of docs/performance.md, "Measuring"), `serve` loads the cluster,
+/// `/filter` keeps the nodes that fit and `/prioritize` scores those, as kube-scheduler sends them.
+/// The answers rank the nodes as the classic weighted sum does (computed here from each priority's
+/// score, which `POST /explain` reports, and the classic weights): a pair the sum orders is never
+/// ordered the other way, and a pair one point of the mean apart (the weights of the priorities
+/// other than NodePreferAvoidPodsPriority) is apart in the answers unless a node is avoided. The
+/// answers use at least 4 distinct values, and 0 is exactly the nodes whose preferAvoidPods
+/// annotation names the pod's ReplicaSet (read here from the file).
 #[tokio::test]
 async fn prioritize_on_a_generated_1000_node_cluster_ranks_as_the_classic_weighted_sum() {
     let dir = tempfile::tempdir().unwrap();
@@ -193,7 +193,7 @@ async fn prioritize_on_a_generated_1000_node_cluster_ranks_as_the_classic_weight
     assert_eq!(answers.keys().cloned().collect::<BTreeSet<_>>(), fits.iter().cloned().collect());
 
     // Each priority's score of each feasible node, from /explain (of the pod as `--pending-pod`
-    // writes it, which README's explain example uses).
+    // writes it, which the 1,000-node example of docs/explain.md uses).
     let explained = server
         .client
         .post(format!("{}/explain", server.base))

@@ -1,4 +1,5 @@
-//! The layering rule of the framework (README "Layout"), checked on the source so it stays true:
+//! The layering rule of the framework (docs/architecture.md, "Plugins, the framework and the
+//! engine"), checked on the source so it stays true:
 //! `src/framework/` imports none of the engine, the plugins, the Policy parser or the registry,
 //! and the engine's code names no plugin and imports none (its tests may build plans of real
 //! predicates through the registry, as the tests in `tests/` do).

@@ -17,7 +17,7 @@ use serde_json::json;
 async fn a_filter_slower_than_the_request_timeout_answers_200_with_an_error() {
     // 3,000 nodes with 60,000 pods, MatchInterPodAffinity included: in the debug build tests run in
     // the second request below takes hundreds of milliseconds, and even a release build needs
-    // milliseconds (README "Performance", the `filter/node_names` bench), against a 1 ms deadline,
+    // milliseconds (docs/performance.md, the `filter/node_names` bench), against a 1 ms deadline,
     // so the deadline always passes first.
     let spec = ClusterSpec { nodes: 3000, pods_per_node: 20, ..ClusterSpec::default() };
     let (nodes, pods) = generate(&spec);

@@ -3,7 +3,8 @@
 //! (no lock, output in input order), and stops starting new nodes once the request is cancelled.
 //!
 //! One chunk per worker rather than rayon's adaptive splitting: in alternating load runs at 5,000
-//! nodes on 2 cores it had the lower median and a far lower tail (README "Performance").
+//! nodes on 2 cores it had the lower median and a far lower tail (docs/performance-log.md, "The
+//! evaluator's workers and chunks").
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -39,7 +40,7 @@ pub const MAX_DEFAULT_PARALLELISM: usize = 16;
 /// The default worker count: the CPUs this process may use (`available_parallelism` honours the
 /// cgroup CPU quota and the affinity mask), at most [`MAX_DEFAULT_PARALLELISM`]; 16 when the count
 /// cannot be read. On a 2-core machine, 16 threads spent 28-34% of the server's samples switching
-/// and in rayon's idle spinning (README "Performance").
+/// and in rayon's idle spinning (docs/performance-log.md, "The evaluator's workers and chunks").
 pub fn default_parallelism() -> usize {
     std::thread::available_parallelism().map_or(MAX_DEFAULT_PARALLELISM, |n| n.get().min(MAX_DEFAULT_PARALLELISM))
 }

@@ -823,7 +823,7 @@ mod tests {
             assert_eq!((new, old), per_zone.iter().fold((0, 0), |s, z| (s.0 + z.0, s.1 + z.1)));
             assert!(per_zone.windows(2).all(|w| w[0].0 >= w[1].0), "{per_zone:?}");
         }
-        // Never nominated (the README's example nominates 10 of 5,000 pods): they all run.
+        // Never nominated (docs/explain.md's example nominates 10 of 5,000 pods): they all run.
         let spec = ClusterSpec { nodes: 1000, pods_per_node: 5, nominated: 10, ..ClusterSpec::default() };
         let mut running = 0;
         for i in 0..spec.nodes {

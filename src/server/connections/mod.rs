@@ -63,7 +63,8 @@ pub struct ConnectionLimits {
 }
 
 impl Default for ConnectionLimits {
-    /// Sized for kube-scheduler as a sidecar client (see the README, "Slow and hostile clients").
+    /// Sized for kube-scheduler as a sidecar client (see docs/operations.md, "Slow and hostile
+    /// clients").
     fn default() -> Self {
         ConnectionLimits {
             header_read_timeout: Duration::from_secs(5),
