@@ -253,6 +253,14 @@ async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_say
         assert!(!on(&name).starts_with("n4") && !on(&name).starts_with("n5"), "{placed:?}");
     }
 
+    // Every process of the cluster listens on loopback only (and each on something).
+    let listeners = cluster.listeners();
+    for process in ["etcd", "kube-apiserver", "kube-controller-manager", "predicate-extender", "kube-scheduler-0"] {
+        assert!(listeners.iter().any(|(p, _)| p == process), "{process} listens on nothing? {listeners:?}");
+    }
+    let outside: Vec<_> = listeners.iter().filter(|(_, addr)| !addr.starts_with("127.")).collect();
+    assert!(outside.is_empty(), "listening outside 127.0.0.0/8: {outside:?}");
+
     // Each pod's node is one where explain, against the same cluster, says it fits.
     for p in pods(&cluster).list(&ListParams::default()).await.unwrap().items {
         let name = p.metadata.name.clone().unwrap();

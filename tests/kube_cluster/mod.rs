@@ -488,6 +488,18 @@ impl Cluster {
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
+    /// Every address each process of the cluster listens on, as `(process, ip:port)`.
+    pub fn listeners(&self) -> Vec<(String, String)> {
+        let mut all: Vec<&Process> = vec![&self.etcd, &self.apiserver];
+        all.extend(self.controller_manager.iter());
+        all.extend(self.extender.iter());
+        all.extend(self.schedulers.iter());
+        all.into_iter()
+            .filter_map(|p| Some((p.name.clone(), p.pid()?)))
+            .flat_map(|(name, pid)| process::listening(pid).into_iter().map(move |a| (name.clone(), a)))
+            .collect()
+    }
+
     /// Every process's log tail, for a failure message.
     pub fn logs(&self) -> String {
         let mut out = String::new();

@@ -123,3 +123,42 @@ pub fn free_port() -> u16 {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind 127.0.0.1:0: {e}"));
     listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("local_addr: {e}"))
 }
+
+/// The TCP addresses a process listens on (from /proc: its socket inodes, matched in
+/// /proc/net/tcp and tcp6), as `ip:port` with IPv4 in dotted form and IPv6 as 32 hex digits.
+pub fn listening(pid: u32) -> Vec<String> {
+    let inodes: std::collections::HashSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|dir| {
+            dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter_map(|target| {
+                    let t = target.to_string_lossy().to_string();
+                    Some(t.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            // local_address, state (0A: LISTEN), inode
+            let (Some(local), Some(state), Some(inode)) = (fields.get(1), fields.get(3), fields.get(9)) else {
+                continue;
+            };
+            if *state != "0A" || !inodes.contains(*inode) {
+                continue;
+            }
+            let Some((ip, port)) = local.split_once(':') else { continue };
+            let port = u16::from_str_radix(port, 16).unwrap_or_default();
+            let ip = if ip.len() == 8 {
+                let n = u32::from_str_radix(ip, 16).unwrap_or_default().to_le_bytes();
+                format!("{}.{}.{}.{}", n[0], n[1], n[2], n[3])
+            } else {
+                ip.to_string()
+            };
+            out.push(format!("{ip}:{port}"));
+        }
+    }
+    out
+}
