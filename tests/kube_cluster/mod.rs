@@ -12,6 +12,7 @@ pub mod binaries;
 pub mod objects;
 pub mod process;
 pub mod scheduler_config;
+pub mod throughput;
 
 #[path = "../pki/mod.rs"]
 mod pki;
