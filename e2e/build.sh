@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries the end-to-end tests run (etcd, kube-apiserver,
 # kube-scheduler, kube-controller-manager) from the wrapper modules e2e/etcd and e2e/kube, into
-# target/e2e-bin/<kubernetes>-<etcd>/. Skipped when that directory is complete. Prints the
+# target/e2e-bin/<kubernetes>-<etcd>/, with the oracle of the random comparison (e2e/kube/oracle:
+# kube-scheduler's own PreFilter and Filter plugins over clusters read as JSON lines). Skipped when that directory is complete. Prints the
 # directory on its last line of standard output; progress goes to standard error.
 #
 # Versions come from the wrapper modules' go.mod (pinned there, with go.sum). Go's module and build
@@ -32,9 +33,20 @@ mkdir -p "$(dirname "$out")"
 exec 9>"$out.lock"
 flock 9
 
+# The oracle (a package of ours in e2e/kube, so the same pinned scheduler code), into $1/oracle.
+build_oracle() {
+  (cd "$root/e2e/kube" && go build -trimpath -ldflags "-s -w" -o "$1/oracle.partial" ./oracle)
+  mv "$1/oracle.partial" "$1/oracle"
+}
+
 complete=true
 for b in "${binaries[@]}"; do [[ -x "$out/$b" ]] || complete=false; done
 if $complete; then
+  # A directory built before the oracle existed gets it added, the rest left as it is.
+  if [[ ! -x "$out/oracle" ]]; then
+    echo "e2e/build.sh: oracle $kube_version" >&2
+    build_oracle "$out"
+  fi
   echo "e2e/build.sh: $out is complete; not rebuilt" >&2
   echo "$out"
   exit 0
@@ -60,6 +72,10 @@ for b in kube-apiserver kube-scheduler kube-controller-manager; do
   (cd "$root/e2e/kube" && go build -trimpath -ldflags "$ldflags" -o "$out.partial/$b" "k8s.io/kubernetes/cmd/$b")
   echo "e2e/build.sh: $b built after $(( $(date +%s) - started )) s" >&2
 done
+
+echo "e2e/build.sh: oracle $kube_version" >&2
+build_oracle "$out.partial"
+echo "e2e/build.sh: oracle built after $(( $(date +%s) - started )) s" >&2
 
 rm -rf "$out"
 mv "$out.partial" "$out"

@@ -1,0 +1,290 @@
+// Command oracle runs kube-scheduler's own PreFilter and Filter plugins (the default profile of
+// the pinned k8s.io/kubernetes) over clusters read as JSON lines on standard input, one case per
+// line, and prints one JSON line per case: per node, whether the pod fits, and if not the status
+// code and reasons of the whole filter run and of every filter plugin that rejects it.
+//
+// A case is {"objects": [<Kubernetes objects>], "pod": <the pod to schedule>}. Objects are Nodes,
+// Pods (assigned: spec.nodeName; nominated: status.nominatedNodeName), PersistentVolumes,
+// PersistentVolumeClaims, StorageClasses, CSINodes, CSIDrivers, Namespaces, Services,
+// ReplicationControllers, ReplicaSets and StatefulSets, each with apiVersion and kind.
+//
+// Each node is checked as the scheduling cycle checks it (pkg/scheduler/schedule_one.go,
+// findNodesThatFitPod): PreFilter once, then RunFilterPluginsWithNominatedPods per node, nominated
+// pods coming from the framework's PodNominator. A node that fails is checked again by one
+// framework per filter plugin, so that every plugin that rejects it is named, not only the first.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	clientscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+)
+
+type input struct {
+	Objects []json.RawMessage `json:"objects"`
+	Pod     json.RawMessage   `json:"pod"`
+}
+
+type pluginStatus struct {
+	Plugin  string   `json:"plugin"`
+	Code    string   `json:"code"`
+	Reasons []string `json:"reasons"`
+}
+
+type nodeResult struct {
+	Fits bool `json:"fits"`
+	// The status of the whole filter run (the first plugin that rejected the node).
+	Code    string   `json:"code,omitempty"`
+	Plugin  string   `json:"plugin,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Every filter plugin that rejects the node, in profile order.
+	Plugins []pluginStatus `json:"plugins,omitempty"`
+}
+
+type output struct {
+	Nodes map[string]nodeResult `json:"nodes"`
+	Error string                `json:"error,omitempty"`
+}
+
+// swapLister is the frameworks' snapshot lister; each case swaps the snapshot behind it.
+type swapLister struct{ fwk.SharedLister }
+
+// nominator answers NominatedPodsForNode from the case's nominated pods.
+type nominator struct{ byNode map[string][]fwk.PodInfo }
+
+func (n *nominator) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
+func (n *nominator) DeleteNominatedPodIfExists(*v1.Pod)                            {}
+func (n *nominator) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)          {}
+func (n *nominator) NominatedPodsForNode(node string) []fwk.PodInfo                { return n.byNode[node] }
+
+type oracle struct {
+	lister    *swapLister
+	nominator *nominator
+	factory   informers.SharedInformerFactory
+	indexers  map[string]cache.Indexer // by kind
+	full      framework.Framework
+	// One framework per filter plugin, in profile order (all PreFilter plugins, one Filter plugin).
+	single []framework.Framework
+	names  []string
+}
+
+func newOracle(ctx context.Context) (*oracle, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, err
+	}
+	profile := cfg.Profiles[0]
+	// Dynamic resource allocation needs a DRA manager and its trackers; the generated pods claim
+	// no devices, so the plugin would skip every pod. Left out (docs/semantics.md).
+	enabled := profile.Plugins.MultiPoint.Enabled[:0:0]
+	for _, p := range profile.Plugins.MultiPoint.Enabled {
+		if p.Name != names.DynamicResources {
+			enabled = append(enabled, p)
+		}
+	}
+	profile.Plugins.MultiPoint.Enabled = enabled
+	client := fake.NewClientset()
+	factory := informers.NewSharedInformerFactory(client, 0)
+	o := &oracle{lister: &swapLister{schedcache.NewEmptySnapshot()}, nominator: &nominator{}, factory: factory}
+	o.indexers = map[string]cache.Indexer{
+		"Namespace":             factory.Core().V1().Namespaces().Informer().GetIndexer(),
+		"Service":               factory.Core().V1().Services().Informer().GetIndexer(),
+		"ReplicationController": factory.Core().V1().ReplicationControllers().Informer().GetIndexer(),
+		"ReplicaSet":            factory.Apps().V1().ReplicaSets().Informer().GetIndexer(),
+		"StatefulSet":           factory.Apps().V1().StatefulSets().Informer().GetIndexer(),
+		"PersistentVolume":      factory.Core().V1().PersistentVolumes().Informer().GetIndexer(),
+		"PersistentVolumeClaim": factory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer(),
+		"StorageClass":          factory.Storage().V1().StorageClasses().Informer().GetIndexer(),
+		"CSINode":               factory.Storage().V1().CSINodes().Informer().GetIndexer(),
+		"CSIDriver":             factory.Storage().V1().CSIDrivers().Informer().GetIndexer(),
+	}
+	build := func(p *config.KubeSchedulerProfile) (framework.Framework, error) {
+		return frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), p,
+			frameworkruntime.WithClientSet(client),
+			frameworkruntime.WithInformerFactory(factory),
+			frameworkruntime.WithSnapshotSharedLister(o.lister),
+			frameworkruntime.WithPodNominator(o.nominator),
+			frameworkruntime.WithParallelism(1),
+		)
+	}
+	if o.full, err = build(&profile); err != nil {
+		return nil, err
+	}
+	for _, p := range o.full.ListPlugins().Filter.Enabled {
+		one := *profile.DeepCopy()
+		one.Plugins.Filter = config.PluginSet{Enabled: []config.Plugin{{Name: p.Name}}, Disabled: []config.Plugin{{Name: "*"}}}
+		f, err := build(&one)
+		if err != nil {
+			return nil, fmt.Errorf("framework with only %s: %w", p.Name, err)
+		}
+		o.single = append(o.single, f)
+		o.names = append(o.names, p.Name)
+	}
+	return o, nil
+}
+
+func decode(raw []byte) (runtime.Object, string, error) {
+	obj, gvk, err := clientscheme.Codecs.UniversalDeserializer().Decode(raw, nil, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	return obj, gvk.Kind, nil
+}
+
+func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
+	var nodes []*v1.Node
+	var assigned []*v1.Pod
+	byKind := map[string][]interface{}{}
+	o.nominator.byNode = map[string][]fwk.PodInfo{}
+	for i, raw := range in.Objects {
+		obj, kind, err := decode(raw)
+		if err != nil {
+			return nil, fmt.Errorf("object %d: %w", i, err)
+		}
+		switch t := obj.(type) {
+		case *v1.Node:
+			nodes = append(nodes, t)
+		case *v1.Pod:
+			if t.Spec.NodeName != "" {
+				assigned = append(assigned, t)
+			} else if t.Status.NominatedNodeName != "" {
+				pi, err := framework.NewPodInfo(t)
+				if err != nil {
+					return nil, err
+				}
+				o.nominator.byNode[t.Status.NominatedNodeName] = append(o.nominator.byNode[t.Status.NominatedNodeName], pi)
+			}
+		default:
+			if _, ok := o.indexers[kind]; !ok {
+				return nil, fmt.Errorf("object %d: kind %s is not read", i, kind)
+			}
+			byKind[kind] = append(byKind[kind], obj)
+		}
+	}
+	for kind, idx := range o.indexers {
+		if err := idx.Replace(byKind[kind], ""); err != nil {
+			return nil, err
+		}
+	}
+	podObj, _, err := decode(in.Pod)
+	if err != nil {
+		return nil, fmt.Errorf("pod: %w", err)
+	}
+	pod, ok := podObj.(*v1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("pod: not a Pod")
+	}
+	snapshot := schedcache.NewSnapshot(assigned, nodes)
+	o.lister.SharedLister = snapshot
+	out := &output{Nodes: map[string]nodeResult{}}
+
+	state := framework.NewCycleState()
+	preRes, s, _ := o.full.RunPreFilterPlugins(ctx, state, pod)
+	if !s.IsSuccess() {
+		if !s.IsRejected() {
+			return nil, s.AsError()
+		}
+		for _, n := range nodes {
+			st := pluginStatus{Plugin: s.Plugin(), Code: s.Code().String(), Reasons: s.Reasons()}
+			out.Nodes[n.Name] = nodeResult{Code: st.Code, Plugin: st.Plugin, Reasons: st.Reasons, Plugins: []pluginStatus{st}}
+		}
+		return out, nil
+	}
+	for _, n := range nodes {
+		if !preRes.AllNodes() && !preRes.NodeNames.Has(n.Name) {
+			st := pluginStatus{Plugin: "PreFilterResult", Code: fwk.UnschedulableAndUnresolvable.String(), Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter"}}
+			out.Nodes[n.Name] = nodeResult{Code: st.Code, Plugin: st.Plugin, Reasons: st.Reasons, Plugins: []pluginStatus{st}}
+			continue
+		}
+		info, err := snapshot.NodeInfos().Get(n.Name)
+		if err != nil {
+			return nil, err
+		}
+		status := o.full.RunFilterPluginsWithNominatedPods(ctx, state, pod, info)
+		if status.IsSuccess() {
+			out.Nodes[n.Name] = nodeResult{Fits: true}
+			continue
+		}
+		if !status.IsRejected() {
+			return nil, status.AsError()
+		}
+		r := nodeResult{Code: status.Code().String(), Plugin: status.Plugin(), Reasons: status.Reasons()}
+		for i, f := range o.single {
+			st := framework.NewCycleState()
+			if _, s, _ := f.RunPreFilterPlugins(ctx, st, pod); !s.IsSuccess() {
+				return nil, fmt.Errorf("PreFilter with only %s: %v", o.names[i], s)
+			}
+			s := f.RunFilterPluginsWithNominatedPods(ctx, st, pod, info)
+			if s.IsSuccess() {
+				continue
+			}
+			if !s.IsRejected() {
+				return nil, s.AsError()
+			}
+			r.Plugins = append(r.Plugins, pluginStatus{Plugin: o.names[i], Code: s.Code().String(), Reasons: s.Reasons()})
+		}
+		out.Nodes[n.Name] = r
+	}
+	return out, nil
+}
+
+func main() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	klog.SetOutput(os.Stderr)
+	klog.LogToStderr(false)
+	metrics.Register()
+	o, err := newOracle(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "oracle:", err)
+		os.Exit(2)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--plugins" {
+		fmt.Println(strings.Join(o.names, " "))
+		return
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	w := bufio.NewWriter(os.Stdout)
+	enc := json.NewEncoder(w)
+	for in.Scan() {
+		var c input
+		var out *output
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			out = &output{Error: err.Error()}
+		} else if out, err = o.run(ctx, &c); err != nil {
+			out = &output{Error: err.Error()}
+		}
+		if err := enc.Encode(out); err != nil {
+			fmt.Fprintln(os.Stderr, "oracle:", err)
+			os.Exit(1)
+		}
+		if err := w.Flush(); err != nil {
+			os.Exit(1)
+		}
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "oracle:", err)
+		os.Exit(1)
+	}
+}
