@@ -102,10 +102,13 @@ pub(crate) fn other_term_selects(
 
 /// Calls `visit` with every placed pod that `term` could select, and the labels of its node: the
 /// pods filed under one of the `key=value` pairs its selector requires, or every placed pod when it
-/// requires none. Pods on nodes the view does not know are skipped, as they are in no domain.
+/// requires none. Pods on nodes the view does not know are skipped, as they are in no domain, and
+/// so are (when every placed pod is visited) the pods of nodes that have none of `keys`, the
+/// topology keys the caller counts them under.
 pub(crate) fn for_each_candidate(
     view: &ClusterView<'_>,
     term: &Term,
+    keys: &[&str],
     mut visit: impl FnMut(&Pod, &BTreeMap<String, String>),
 ) {
     match term.selector.equalities().next() {
@@ -119,8 +122,8 @@ pub(crate) fn for_each_candidate(
         None => {
             for node in view.nodes() {
                 let node_labels = &node.node().metadata.labels;
-                if !node_labels.contains_key(&term.topology_key) {
-                    continue; // no pod here can count in this term's domains
+                if !keys.iter().any(|k| node_labels.contains_key(*k)) {
+                    continue; // no pod here can count in the caller's domains
                 }
                 for existing in node.pods.pods() {
                     visit(&existing.pod, node_labels);

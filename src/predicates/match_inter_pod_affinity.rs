@@ -187,7 +187,10 @@ impl State {
         // selects are all the candidates there are.
         let affinity_terms = Arc::clone(&state.affinity_terms);
         if let Some(first) = affinity_terms.first() {
-            for_each_candidate(view, first, |existing, node_labels| {
+            // Counted under every term's key: a pod on a node without the first term's key still
+            // counts in the domains of the others (upstream records each term's pair alone).
+            let keys: Vec<&str> = affinity_terms.iter().map(|t| t.topology_key.as_str()).collect();
+            for_each_candidate(view, first, &keys, |existing, node_labels| {
                 if affinity_terms.iter().all(|t| t.matches(existing)) {
                     for term in affinity_terms.iter() {
                         state.affinity_counts.add_on(&term.topology_key, node_labels);
@@ -197,7 +200,7 @@ impl State {
         }
         let anti_affinity_terms = Arc::clone(&state.anti_affinity_terms);
         for term in anti_affinity_terms.iter() {
-            for_each_candidate(view, term, |existing, node_labels| {
+            for_each_candidate(view, term, &[term.topology_key.as_str()], |existing, node_labels| {
                 if term.matches(existing) {
                     state.anti_affinity_counts.add_on(&term.topology_key, node_labels);
                 }
@@ -836,6 +839,27 @@ mod tests {
             assert_eq!(got, want, "{name}");
             let unresolvable = got.iter().any(|r| !r.is_resolvable());
             assert_eq!(unresolvable, want.contains(&aff), "{name}: only the pod's affinity is unresolvable");
+        }
+    }
+
+    /// Found by the oracle comparison (issue 25, seed 3916; upstream
+    /// `interpodaffinity/filtering.go`, `getIncomingAffinityAntiAffinityCounts` records each term's
+    /// topology pair on its own): a pod matching every affinity term counts in the domain of each
+    /// term whose key its node has, even when the node lacks another term's key. So the group has
+    /// started, and the first-pod exception no longer lets the pod go anywhere.
+    #[test]
+    fn a_matching_pod_counts_under_every_term_whose_key_its_node_has() {
+        let db = PodBuilder::new("db").label("app", "db").node("nozone").build();
+        let snapshot = cluster(vec![db]);
+        // Selectors without a `key=value` pair: every placed pod is a candidate.
+        let terms = vec![
+            expressions_term(vec![expression("app", "Exists", &[])], ZONE),
+            expressions_term(vec![expression("app", "Exists", &[])], HOST),
+        ];
+        let pod = affinity(PodBuilder::new("p").label("app", "db"), terms);
+        let ctx = context(&snapshot, pod);
+        for n in ["a1", "b1", "nozone"] {
+            assert_eq!(reason_on(&ctx, &snapshot.node_info(n).unwrap()), AFF, "{n}");
         }
     }
 

@@ -91,7 +91,7 @@ impl Priority for InterPodAffinityPriority {
             .chain(pod.preferred_anti_affinity_terms().iter().map(|t| (t, -i64::from(t.weight))))
             .map(|(t, weight)| (Term::compile(pod, &t.pod_affinity_term, view), weight));
         for (term, weight) in own {
-            for_each_candidate(view, &term, |existing, node_labels| {
+            for_each_candidate(view, &term, &[term.topology_key.as_str()], |existing, node_labels| {
                 if term.matches(existing) {
                     scores.add_on(&term.topology_key, node_labels, weight);
                 }
