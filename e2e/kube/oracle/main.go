@@ -30,12 +30,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	corev1 "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
@@ -118,12 +120,15 @@ func newOracle(ctx context.Context) (*oracle, error) {
 		"CSINode":               factory.Storage().V1().CSINodes().Informer().GetIndexer(),
 		"CSIDriver":             factory.Storage().V1().CSIDrivers().Informer().GetIndexer(),
 	}
+	// As kube-scheduler builds it (pkg/scheduler/scheduler.go).
+	csiManager := nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())
 	build := func(p *config.KubeSchedulerProfile) (framework.Framework, error) {
 		return frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), p,
 			frameworkruntime.WithClientSet(client),
 			frameworkruntime.WithInformerFactory(factory),
 			frameworkruntime.WithSnapshotSharedLister(o.lister),
 			frameworkruntime.WithPodNominator(o.nominator),
+			frameworkruntime.WithSharedCSIManager(csiManager),
 			frameworkruntime.WithParallelism(1),
 		)
 	}
@@ -194,7 +199,19 @@ func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
 	if !ok {
 		return nil, fmt.Errorf("pod: not a Pod")
 	}
-	snapshot := schedcache.NewSnapshot(assigned, nodes)
+	// kube-scheduler's snapshot holds only the nodes it knows: pods bound to a node it has no
+	// object for stay in its cache and out of the snapshot (backend/cache.UpdateSnapshot).
+	known := map[string]bool{}
+	for _, n := range nodes {
+		known[n.Name] = true
+	}
+	placed := assigned[:0]
+	for _, p := range assigned {
+		if known[p.Spec.NodeName] {
+			placed = append(placed, p)
+		}
+	}
+	snapshot := schedcache.NewSnapshot(placed, nodes)
 	o.lister.SharedLister = snapshot
 	out := &output{Nodes: map[string]nodeResult{}}
 
@@ -229,23 +246,74 @@ func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
 			return nil, status.AsError()
 		}
 		r := nodeResult{Code: status.Code().String(), Plugin: status.Plugin(), Reasons: status.Reasons()}
+		if r.Plugins, err = o.everyRejection(ctx, pod, info); err != nil {
+			return nil, err
+		}
+		out.Nodes[n.Name] = r
+	}
+	return out, nil
+}
+
+// everyRejection runs each filter plugin alone through the two passes of
+// RunFilterPluginsWithNominatedPods, and returns every plugin that rejects the node in the pass
+// that decides: the first (nominated pods of at least the pod's priority added) when any plugin
+// rejects it there, since the full run stops after it; else the second (without them).
+func (o *oracle) everyRejection(ctx context.Context, pod *v1.Pod, info fwk.NodeInfo) ([]pluginStatus, error) {
+	states := make([]fwk.CycleState, len(o.single))
+	for i, f := range o.single {
+		states[i] = framework.NewCycleState()
+		if _, s, _ := f.RunPreFilterPlugins(ctx, states[i], pod); !s.IsSuccess() {
+			return nil, fmt.Errorf("PreFilter with only %s: %v", o.names[i], s)
+		}
+	}
+	var rejected []pluginStatus
+	added := false
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 && (!added || len(rejected) > 0) {
+			break
+		}
 		for i, f := range o.single {
-			st := framework.NewCycleState()
-			if _, s, _ := f.RunPreFilterPlugins(ctx, st, pod); !s.IsSuccess() {
-				return nil, fmt.Errorf("PreFilter with only %s: %v", o.names[i], s)
+			state, nodeInfo := states[i], info
+			if pass == 0 {
+				var err error
+				var podsAdded bool
+				if podsAdded, state, nodeInfo, err = addNominated(ctx, f, o.nominator, pod, states[i], info); err != nil {
+					return nil, err
+				}
+				added = added || podsAdded
 			}
-			s := f.RunFilterPluginsWithNominatedPods(ctx, st, pod, info)
+			s := f.RunFilterPlugins(ctx, state, pod, nodeInfo)
 			if s.IsSuccess() {
 				continue
 			}
 			if !s.IsRejected() {
 				return nil, s.AsError()
 			}
-			r.Plugins = append(r.Plugins, pluginStatus{Plugin: o.names[i], Code: s.Code().String(), Reasons: s.Reasons()})
+			rejected = append(rejected, pluginStatus{Plugin: o.names[i], Code: s.Code().String(), Reasons: s.Reasons()})
 		}
-		out.Nodes[n.Name] = r
 	}
-	return out, nil
+	return rejected, nil
+}
+
+// addNominated is framework/runtime's addGENominatedPods (unexported there), line for line.
+func addNominated(ctx context.Context, f framework.Framework, nom *nominator, pod *v1.Pod, state fwk.CycleState, nodeInfo fwk.NodeInfo) (bool, fwk.CycleState, fwk.NodeInfo, error) {
+	nominated := nom.NominatedPodsForNode(nodeInfo.Node().Name)
+	if len(nominated) == 0 {
+		return false, state, nodeInfo, nil
+	}
+	nodeInfoOut := nodeInfo.Snapshot()
+	stateOut := state.Clone()
+	podsAdded := false
+	for _, pi := range nominated {
+		if corev1.PodPriority(pi.GetPod()) >= corev1.PodPriority(pod) && pi.GetPod().UID != pod.UID {
+			nodeInfoOut.AddPodInfo(pi)
+			if status := f.RunPreFilterExtensionAddPod(ctx, stateOut, pod, pi, nodeInfoOut); !status.IsSuccess() {
+				return false, state, nodeInfo, status.AsError()
+			}
+			podsAdded = true
+		}
+	}
+	return podsAdded, stateOut, nodeInfoOut, nil
 }
 
 func main() {
