@@ -274,4 +274,5 @@ pub mod api_objects;
 pub mod cluster_shape;
 pub mod fuzz;
 pub mod generate;
+pub mod oracle;
 pub mod zoned;

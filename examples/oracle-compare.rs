@@ -1,0 +1,119 @@
+//! The extender's verdicts against kube-scheduler's own Filter plugins on random clusters
+//! (issue 25; docs/semantics.md lists the deliberate differences, kept out of the generated domain).
+//!
+//! `cargo run --release --example oracle-compare -- --cases 100000 --seed 1 [--oracle PATH]
+//!  [--reasons] [--show N] [--batch 256]`
+//!
+//! Cases are seeds `seed .. seed+cases`; any one replays alone with `--cases 1 --seed S`. The oracle
+//! is `e2e/build.sh`'s (built if missing). A failing case is shrunk and printed as the oracle's
+//! input line. Exits 1 when any case disagrees.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: a panic is its error report
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use predicate_extender::engine::Evaluator;
+use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, plan, shrink, Case, Domain, Oracle};
+
+fn oracle_binary() -> PathBuf {
+    let out =
+        Command::new("bash").arg("e2e/build.sh").stderr(std::process::Stdio::inherit()).output().expect("e2e/build.sh");
+    assert!(out.status.success(), "e2e/build.sh failed");
+    let dir = String::from_utf8(out.stdout).unwrap();
+    PathBuf::from(dir.lines().last().expect("a directory").trim()).join("oracle")
+}
+
+/// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).
+fn replay(file: &str, oracle_path: Option<PathBuf>) {
+    let line: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let case = Case { seed: 0, objects: line["objects"].as_array().unwrap().clone(), pod: line["pod"].clone() };
+    let mut oracle = Oracle::start(&oracle_path.unwrap_or_else(oracle_binary)).unwrap();
+    let answer = oracle.run(std::slice::from_ref(&case)).unwrap().pop().unwrap();
+    let ours = extender_verdicts(&plan(), &Evaluator::new(1).unwrap(), &case).unwrap();
+    for (node, v) in &ours {
+        println!("{node}: extender {v:?}\n{node}: oracle   {:?}", answer.get(node).map(|o| o.verdict()));
+    }
+}
+
+fn main() {
+    let mut cases = 1000u64;
+    let mut seed = 1u64;
+    let mut oracle_path = None;
+    let mut reasons = false;
+    let mut show = 3usize;
+    let mut batch = 256usize;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--cases" => cases = args.next().unwrap().parse().unwrap(),
+            "--seed" => seed = args.next().unwrap().parse().unwrap(),
+            "--oracle" => oracle_path = Some(PathBuf::from(args.next().unwrap())),
+            "--reasons" => reasons = true,
+            "--show" => show = args.next().unwrap().parse().unwrap(),
+            "--batch" => batch = args.next().unwrap().parse().unwrap(),
+            "--replay" => return replay(&args.next().unwrap(), oracle_path),
+            other => panic!("unknown argument {other}"),
+        }
+    }
+    let oracle_path = oracle_path.unwrap_or_else(oracle_binary);
+    let mut oracle = Oracle::start(&oracle_path).unwrap();
+    let evaluator = Evaluator::new(1).unwrap();
+    let plan = plan();
+    let domain = Domain::shared();
+    let started = Instant::now();
+    let mut failed: Vec<(Case, String)> = Vec::new();
+    let mut kinds = std::collections::BTreeMap::<String, u64>::new();
+    let mut done = 0u64;
+    let mut start = seed;
+    while done < cases {
+        let n = batch.min((cases - done) as usize);
+        let batch_cases: Vec<Case> = (start..start + n as u64).map(|s| generate(&domain, s)).collect();
+        let answers = oracle.run(&batch_cases).unwrap();
+        for (case, answer) in batch_cases.into_iter().zip(answers) {
+            let ours = extender_verdicts(&plan, &evaluator, &case).unwrap();
+            let d = compare(&ours, &answer, reasons);
+            if let Some(first) = d.first() {
+                let key = format!("{}: {:?} vs {:?}", first.what, first.extender.reasons, first.oracle.reasons);
+                *kinds.entry(key.clone()).or_default() += 1;
+                if failed.len() < show {
+                    failed.push((case, key));
+                }
+            }
+        }
+        done += n as u64;
+        start += n as u64;
+        if done.is_multiple_of(10_000) {
+            eprintln!(
+                "{done} cases, {} disagreeing, {:.0} s",
+                kinds.values().sum::<u64>(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+    }
+    let disagreeing: u64 = kinds.values().sum();
+    println!(
+        "{cases} cases (seeds {seed}..{}), {disagreeing} disagreeing, {:.1} s",
+        seed + cases,
+        started.elapsed().as_secs_f64()
+    );
+    for (k, n) in &kinds {
+        println!("  {n:>7}  {k}");
+    }
+    for (case, key) in failed {
+        // The same kind of disagreement, so that shrinking does not wander to another one.
+        let what = key.split(':').next().unwrap().to_string();
+        let mut still = |c: &Case| {
+            let a = oracle.run(std::slice::from_ref(c)).unwrap().pop().unwrap();
+            let d = compare(&extender_verdicts(&plan, &evaluator, c).unwrap(), &a, reasons);
+            d.iter().any(|d| d.what == what)
+        };
+        let small = shrink(&case, &mut still);
+        let a = oracle.run(std::slice::from_ref(&small)).unwrap().pop().unwrap();
+        let d = compare(&extender_verdicts(&plan, &evaluator, &small).unwrap(), &a, reasons);
+        println!("\nseed {} ({key}), shrunk:\n{}\n{:#?}", case.seed, small.to_line(), d);
+    }
+    if disagreeing > 0 {
+        std::process::exit(1);
+    }
+}

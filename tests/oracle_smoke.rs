@@ -1,0 +1,51 @@
+//! The CI smoke of the oracle comparison (issue 25): 5,000 random cases, the extender's engine
+//! against kube-scheduler's own PreFilter/Filter plugins (`e2e/kube/oracle`, built by e2e/build.sh):
+//! seeds 1..=4000 every time, and 1,000 seeds from the clock, printed, so that any failure replays
+//! with `cargo run --release --example oracle-compare -- --cases 1 --seed S`.
+//! Skipped (saying so) without Go, unless CI=true or PREDICATE_EXTENDER_E2E=require.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
+
+#[path = "kube_cluster/binaries.rs"]
+mod binaries;
+
+use predicate_extender::engine::Evaluator;
+use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, plan, Case, Domain, Oracle};
+
+const FIXED: std::ops::Range<u64> = 1..4001;
+const TIMED: u64 = 1000;
+
+#[test]
+fn extender_agrees_with_kube_scheduler_on_5000_random_clusters() {
+    let Some(bin) = binaries::binaries("oracle_smoke") else { return };
+    let mut oracle = Oracle::start(&bin.path("oracle")).unwrap();
+    let evaluator = Evaluator::new(1).unwrap();
+    let plan = plan();
+    let domain = Domain::shared();
+    let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    // Far above the fixed range, so that the two slices never overlap.
+    let timed_start = (clock % (1 << 40)) + (1 << 32);
+    eprintln!("oracle smoke: seeds {FIXED:?} and {timed_start}..{}", timed_start + TIMED);
+    let seeds: Vec<u64> = FIXED.chain(timed_start..timed_start + TIMED).collect();
+    let mut failures = Vec::new();
+    for chunk in seeds.chunks(250) {
+        let cases: Vec<Case> = chunk.iter().map(|&s| generate(&domain, s)).collect();
+        let answers = oracle.run(&cases).unwrap();
+        for (case, answer) in cases.iter().zip(answers) {
+            let ours = extender_verdicts(&plan, &evaluator, case).unwrap();
+            let d = compare(&ours, &answer, false);
+            if let Some(first) = d.first() {
+                failures.push(format!(
+                    "seed {}: node {} {}: extender {:?}, kube-scheduler {:?}",
+                    case.seed, first.node, first.what, first.extender.reasons, first.oracle.reasons
+                ));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases disagree (replay: cargo run --release --example oracle-compare -- --cases 1 --seed S):\n{}",
+        failures.len(),
+        seeds.len(),
+        failures.join("\n")
+    );
+}
