@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use binaries::{binaries, Binaries};
 pub use process::{free_port, Process};
@@ -555,11 +555,6 @@ pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
         .sum()
 }
 
-/// A JSON value's string at a pointer, or "".
-pub fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_default()
-}
-
 /// A JSON merge of `patch` into `base` (objects merged key by key, anything else replaced).
 pub fn merged(mut base: Value, patch: Value) -> Value {
     merge(&mut base, patch);
@@ -575,9 +570,4 @@ fn merge(base: &mut Value, patch: Value) {
         }
         (b, p) => *b = p,
     }
-}
-
-/// `{"metadata": {"name": name}}`-style helper for brevity in tests.
-pub fn named(name: &str) -> Value {
-    json!({"metadata": {"name": name}})
 }
