@@ -10,9 +10,14 @@
 //! - `extender`: `config/scheduler-config.yaml` as shipped (filter, prioritize, preempt, bind,
 //!   nodeCacheCapable), this project's extender or any other at `--extender-url`;
 //! - `policy`: as `extender`, with the profile's own Filter and Score plugins that the Policy's
-//!   predicates and priorities replace turned off, so the extender's decisions are the only ones.
+//!   predicates and priorities replace turned off, so the extender's decisions are the only ones;
+//! - `null`: as `extender`, calling an extender inside the harness that does no work (passes every
+//!   node, scores 0, binds): the cost of the protocol itself.
 //!
-//! Run with `e2e/throughput.sh --nodes 500 --initial-pods 500 --measured-pods 1000 --rounds 3`.
+//! Workloads (`--workload`) are scheduler_perf's: basic, anti-affinity, spread, preemption.
+//!
+//! Run with `e2e/throughput.sh --nodes 500 --initial-pods 500 --measured-pods 1000 --rounds 3`;
+//! docs/performance.md ("Through a real kube-scheduler") has the runs behind its tables.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool: a panic says what failed
 
 #[path = "../tests/kube_cluster/mod.rs"]
@@ -20,11 +25,15 @@ mod kube_cluster;
 
 use clap::Parser;
 use kube_cluster::throughput::{percentile, run, Config, Run, RunResult};
+use kube_cluster::workloads::Workload;
 use serde_json::json;
 
 #[derive(Debug, Parser)]
 #[command(about = "Pods per second through a real kube-scheduler, with and without the extender")]
 struct Args {
+    /// Which scheduler_perf workload: the pods' template and what fills the cluster first.
+    #[arg(long, value_enum, default_value = "basic")]
+    workload: Workload,
     #[arg(long, default_value_t = 500)]
     nodes: usize,
     #[arg(long, default_value_t = 500)]
@@ -41,9 +50,31 @@ struct Args {
     /// model must follow the harness's API server; see docs/performance.md).
     #[arg(long)]
     extender_url: Option<String>,
+    /// Write kube-scheduler's CPU profile (pprof) and the extender's (`perf record`) of each run's
+    /// first --profile-seconds of measured pods into this directory.
+    #[arg(long)]
+    profile: Option<std::path::PathBuf>,
+    #[arg(long, default_value_t = 10)]
+    profile_seconds: u32,
+    /// One more argument for this project's extender, e.g. `--extender-arg=--parallelism=1`
+    /// (repeatable).
+    #[arg(long = "extender-arg", allow_hyphen_values = true)]
+    extender_args: Vec<String>,
+    /// A value set in kube-scheduler's configuration for every configuration of the run, as
+    /// `dotted.path=JSON`: `--set percentageOfNodesToScore=100`,
+    /// `--set extenders.0.nodeCacheCapable=false`, `--set 'extenders.0.prioritizeVerb=""'`
+    /// (repeatable; the `alone` configuration drops `extenders` afterwards).
+    #[arg(long = "set", value_parser = parse_setting)]
+    settings: Vec<(String, serde_json::Value)>,
     /// Write one JSON line per run here as well.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+}
+
+fn parse_setting(text: &str) -> Result<(String, serde_json::Value), String> {
+    let (path, value) = text.split_once('=').ok_or_else(|| format!("{text:?}: expected path=JSON"))?;
+    let value = serde_json::from_str(value).map_err(|e| format!("{text:?}: the value is not JSON: {e}"))?;
+    Ok((path.to_string(), value))
 }
 
 #[tokio::main]
@@ -61,19 +92,29 @@ async fn main() {
     for round in 1..=args.rounds {
         for &config in &args.configs {
             let spec = Run {
+                workload: args.workload,
                 nodes: args.nodes,
                 initial_pods: args.initial_pods,
                 measured_pods: args.measured_pods,
                 config,
                 extender_url: args.extender_url.clone(),
+                profile: args.profile.clone().map(|dir| (dir, args.profile_seconds)),
+                extender_args: args.extender_args.clone(),
+                scheduler_settings: args.settings.clone(),
             };
             let r = run(&spec, round).await;
             let avg = r.average();
-            let line = json!({"config": format!("{config:?}").to_lowercase(), "round": round, "nodes": args.nodes,
+            let line = json!({"workload": format!("{:?}", args.workload), "config": format!("{config:?}").to_lowercase(), "round": round, "nodes": args.nodes,
+                "settings": args.settings.iter().map(|(p, v)| format!("{p}={v}")).collect::<Vec<_>>(),
+                "extenderArgs": args.extender_args,
                 "initialPods": args.initial_pods, "measuredPods": args.measured_pods,
                 "podsPerSecond": {"avg": avg, "p50": percentile(&r.samples, 0.5), "p90": percentile(&r.samples, 0.9), "p99": percentile(&r.samples, 0.99)},
                 "latencyMs": {"p50": percentile(&r.latencies_ms, 0.5), "p90": percentile(&r.latencies_ms, 0.9), "p99": percentile(&r.latencies_ms, 0.99)},
-                "schedulerSliMs": {"p50": r.sli.0 * 1000.0, "p99": r.sli.1 * 1000.0}, "wallSeconds": r.wall});
+                "schedulerSliMs": {"p50": r.sli.0 * 1000.0, "p99": r.sli.1 * 1000.0}, "wallSeconds": r.wall,
+                "cpuMsPerPod": r.split.cpu_ms_per_pod.iter().map(|(n, ms)| (n.clone(), json!(ms))).collect::<serde_json::Map<_, _>>(),
+                "schedulerAttemptMs": r.split.attempt_ms, "schedulerAlgorithmMs": r.split.algorithm_ms,
+                "apiserverRequestsPerPod": r.split.apiserver_requests.iter().map(|(s, n)| (s.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
+                "extenderRequestMs": r.split.extender_ms.iter().map(|(v, ms)| (v.to_string(), json!(ms))).collect::<serde_json::Map<_, _>>()});
             println!(
                 "| {:?} | {round} | {} | {} | {} | {avg:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} |",
                 config,
@@ -90,6 +131,18 @@ async fn main() {
                 r.sli.1 * 1000.0,
                 r.wall
             );
+            let cpu: Vec<String> = r.split.cpu_ms_per_pod.iter().map(|(n, ms)| format!("{n} {ms:.2}")).collect();
+            let ext: Vec<String> = r.split.extender_ms.iter().map(|(v, ms)| format!("{v} {ms:.2}")).collect();
+            eprintln!(
+                "  {config:?} {round}: CPU ms/pod: {}; kube-scheduler attempt {:.2} ms, algorithm {:.2} ms; extender ms/request: {}",
+                cpu.join(", "),
+                r.split.attempt_ms,
+                r.split.algorithm_ms,
+                ext.join(", ")
+            );
+            let top: Vec<String> =
+                r.split.apiserver_requests.iter().take(8).map(|(s, n)| format!("{s} {n:.2}")).collect();
+            eprintln!("  {config:?} {round}: API server requests per pod: {}", top.join("; "));
             if let Some(path) = &args.json {
                 use std::io::Write;
                 let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();
@@ -102,7 +155,11 @@ async fn main() {
     let median_avg = |config: Config| {
         let mut v: Vec<f64> = all.iter().filter(|r| r.config == config).map(RunResult::average).collect();
         v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied()
+        match v.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(v[n / 2]),
+            n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+        }
     };
     if let Some(base) = median_avg(Config::Alone) {
         for &config in &args.configs {

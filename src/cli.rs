@@ -46,9 +46,17 @@ pub enum LogFormat {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address for the verbs. Loopback by default: as a sidecar, kube-scheduler calls over
-    /// loopback, and /bind must not be open to the pod network.
+    /// loopback, and /bind must not be open to the pod network. Any other address needs client
+    /// certificates (--client-ca-file) or --insecure-listen-without-client-certificates.
     #[arg(long, default_value = "127.0.0.1:8888")]
     pub listen: SocketAddr,
+
+    /// Serve the verbs on a non-loopback --listen without requiring client certificates: anyone
+    /// who reaches the address can then /bind any pending pod to any node with the extender's
+    /// service account. Only where something else (a NetworkPolicy, a private network) keeps
+    /// everyone but kube-scheduler out.
+    #[arg(long)]
+    pub insecure_listen_without_client_certificates: bool,
 
     /// Address for /healthz, /readyz and /metrics (Prometheus), reachable by kubelet probes and
     /// scrapers at the pod IP.
@@ -148,6 +156,7 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The server configuration; `Err` when no cluster source is given or found.
     pub fn to_config(&self) -> Result<ServeConfig, String> {
+        self.check_listen_is_guarded()?;
         let cluster = match self.cluster.choice()? {
             ClusterChoice::File(path) => ClusterSource::File(path),
             ClusterChoice::Demo => ClusterSource::Demo,
@@ -179,6 +188,28 @@ impl ServeArgs {
                 Some(TlsFiles { cert: cert.clone(), key: key.clone(), client_ca: self.client_ca_file.clone() });
         }
         Ok(config)
+    }
+}
+
+impl ServeArgs {
+    /// The verbs include /bind, which binds any pod the caller names with the extender's service
+    /// account: served beyond loopback, they need client certificates or the explicit opt-out.
+    fn check_listen_is_guarded(&self) -> Result<(), String> {
+        let guarded = self.listen.ip().is_loopback()
+            || self.client_ca_file.is_some()
+            || self.insecure_listen_without_client_certificates;
+        if guarded {
+            return Ok(());
+        }
+        Err(format!(
+            "--listen {}: not a loopback address, and no --client-ca-file: anyone who reaches it could \
+             /bind any pending pod to any node with the extender's service account. Listen on loopback \
+             (kube-scheduler as a sidecar, the shipped deployment), require client certificates \
+             (--tls-cert-file, --tls-private-key-file and --client-ca-file, with kube-scheduler's \
+             tlsConfig.certFile and keyFile), or pass --insecure-listen-without-client-certificates \
+             when something else keeps everyone but kube-scheduler out",
+            self.listen
+        ))
     }
 }
 
@@ -327,6 +358,34 @@ mod tests {
         let c = a.to_config().unwrap();
         assert_eq!(c.tls.unwrap().client_ca, Some(PathBuf::from("ca.pem")));
         assert_eq!(c.shutdown_grace, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_listener_beyond_loopback_needs_client_certificates_or_the_opt_out() {
+        for listen in ["0.0.0.0:8888", "10.1.2.3:8888", "[::]:8888"] {
+            let e = parse(&["--demo", "--listen", listen]).unwrap().to_config().unwrap_err();
+            assert!(
+                e.contains(&format!("--listen {listen}"))
+                    && e.contains("--client-ca-file")
+                    && e.contains("--insecure-listen-without-client-certificates"),
+                "{listen}: {e}"
+            );
+        }
+        let tls = ["--tls-cert-file", "c.pem", "--tls-private-key-file", "k.pem"];
+        let with = |extra: &[&str]| {
+            let mut args = vec!["--demo", "--listen", "0.0.0.0:8888"];
+            args.extend_from_slice(extra);
+            parse(&args).unwrap().to_config()
+        };
+        // HTTPS alone authenticates the server, not the caller: still refused.
+        assert!(with(&tls).is_err(), "HTTPS without client certificates");
+        let mut mutual = tls.to_vec();
+        mutual.extend(["--client-ca-file", "ca.pem"]);
+        assert!(with(&mutual).is_ok(), "client certificates required");
+        assert!(with(&["--insecure-listen-without-client-certificates"]).is_ok(), "the opt-out");
+        for loopback in ["127.0.0.1:8888", "127.0.0.2:9000", "[::1]:8888"] {
+            assert!(parse(&["--demo", "--listen", loopback]).unwrap().to_config().is_ok(), "{loopback}");
+        }
     }
 
     #[test]

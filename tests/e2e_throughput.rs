@@ -7,13 +7,24 @@
 mod kube_cluster;
 
 use kube_cluster::throughput::{run, Config, Run};
+use kube_cluster::workloads::Workload;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_throughput_harness_binds_every_measured_pod_through_the_extender_and_reports_figures() {
     if kube_cluster::binaries("throughput smoke").is_none() {
         return;
     }
-    let spec = Run { nodes: 200, initial_pods: 100, measured_pods: 500, config: Config::Extender, extender_url: None };
+    let spec = Run {
+        workload: Workload::Basic,
+        nodes: 200,
+        initial_pods: 100,
+        measured_pods: 500,
+        config: Config::Extender,
+        extender_url: None,
+        profile: None,
+        extender_args: Vec::new(),
+        scheduler_settings: Vec::new(),
+    };
     let result = run(&spec, 1).await;
     assert_eq!(result.bound, 500, "every measured pod bound");
     assert_eq!(result.latencies_ms.len(), 500, "a latency for every measured pod");
@@ -23,6 +34,20 @@ async fn the_throughput_harness_binds_every_measured_pod_through_the_extender_an
         "figures reported: {} pods/s, SLI p99 {} s",
         result.average(),
         result.sli.1
+    );
+    let split = &result.split;
+    let cpu = |name: &str| split.cpu_ms_per_pod.iter().find(|(n, _)| n == name).map(|(_, ms)| *ms);
+    for process in ["etcd", "kube-apiserver", "predicate-extender", "kube-scheduler-0", "harness"] {
+        assert!(
+            cpu(process).is_some_and(|ms| ms > 0.0),
+            "CPU per pod of {process} reported: {:?}",
+            split.cpu_ms_per_pod
+        );
+    }
+    let verb = |v: &str| split.extender_ms.iter().find(|(n, _)| *n == v).map_or(0.0, |(_, ms)| *ms);
+    assert!(
+        verb("filter") > 0.0 && verb("prioritize") > 0.0 && verb("bind") > 0.0 && split.attempt_ms > 0.0,
+        "the extender's and kube-scheduler's time per request reported: {split:?}"
     );
     eprintln!(
         "throughput smoke: {:.0} pods/s average over {} samples, latency p50 {:.0} ms p99 {:.0} ms, SLI p99 {:.0} ms",

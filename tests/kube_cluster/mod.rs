@@ -9,10 +9,12 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 
 pub mod binaries;
+pub mod null_extender;
 pub mod objects;
 pub mod process;
 pub mod scheduler_config;
 pub mod throughput;
+pub mod workloads;
 
 #[path = "../pki/mod.rs"]
 mod pki;
@@ -60,6 +62,11 @@ pub struct Options {
     /// throughput runs: no extender, or the profile's own plugins off, client QPS raised). The
     /// end-to-end tests leave it `None`: they run the shipped configuration.
     pub scheduler_config: Option<fn(Value) -> Value>,
+    /// The extender kube-scheduler calls, when it is not this project's (`extender: false`).
+    pub extender_url: Option<String>,
+    /// Values set in kube-scheduler's configuration before `scheduler_config` runs, by dotted
+    /// path (`extenders.0.nodeCacheCapable`, `percentageOfNodesToScore`).
+    pub scheduler_settings: Vec<(String, Value)>,
 }
 
 impl Default for Options {
@@ -71,6 +78,8 @@ impl Default for Options {
             controller_manager: false,
             apiserver_args: Vec::new(),
             scheduler_config: None,
+            extender_url: None,
+            scheduler_settings: Vec::new(),
         }
     }
 }
@@ -305,8 +314,9 @@ impl Cluster {
         let adjusted = scheduler_config::adjusted(
             &shipped,
             &cluster.service_account_kubeconfig,
-            &format!("http://{}", cluster.extender_addr),
+            &options.extender_url.clone().unwrap_or_else(|| format!("http://{}", cluster.extender_addr)),
         );
+        let adjusted = options.scheduler_settings.iter().fold(adjusted, |c, (path, value)| set_path(c, path, value));
         let adjusted = match options.scheduler_config {
             Some(change) => change(adjusted),
             None => adjusted,
@@ -448,18 +458,7 @@ impl Cluster {
     /// A GET on kube-scheduler replica `index`'s secure port (its self-signed certificate is not
     /// checked) with the admin's token: `/metrics`, `/debug/pprof/profile?seconds=N`.
     pub async fn scheduler_get(&self, index: usize, path: &str) -> Vec<u8> {
-        let mut config = kube::Config::new(
-            format!("https://127.0.0.1:{}", self.scheduler_ports[index]).parse().unwrap_or_else(|e| panic!("{e}")),
-        );
-        config.accept_invalid_certs = true;
-        config.auth_info.token = Some(ADMIN_TOKEN.to_string().into());
-        config.read_timeout = Some(Duration::from_secs(120));
-        let client = Client::try_from(config).unwrap_or_else(|e| panic!("kube-scheduler client: {e}"));
-        let request = hyper::Request::get(path).body(Vec::new()).unwrap_or_else(|e| panic!("{e}"));
-        let mut stream = client.request_stream(request).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        let mut out = Vec::new();
-        futures::AsyncReadExt::read_to_end(&mut stream, &mut out).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        out
+        scheduler_get_at(self.scheduler_ports[index], path.to_string()).await
     }
 
     /// The extender's `/metrics` text.
@@ -489,13 +488,19 @@ impl Cluster {
         text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
     }
 
-    /// Every address each process of the cluster listens on, as `(process, ip:port)`.
-    pub fn listeners(&self) -> Vec<(String, String)> {
+    /// Every process of the cluster, in start order (etcd first).
+    pub fn processes(&self) -> Vec<&Process> {
         let mut all: Vec<&Process> = vec![&self.etcd, &self.apiserver];
         all.extend(self.controller_manager.iter());
         all.extend(self.extender.iter());
         all.extend(self.schedulers.iter());
-        all.into_iter()
+        all
+    }
+
+    /// Every address each process of the cluster listens on, as `(process, ip:port)`.
+    pub fn listeners(&self) -> Vec<(String, String)> {
+        self.processes()
+            .into_iter()
             .filter_map(|p| Some((p.name.clone(), p.pid()?)))
             .flat_map(|(name, pid)| process::listening(pid).into_iter().map(move |a| (name.clone(), a)))
             .collect()
@@ -504,11 +509,7 @@ impl Cluster {
     /// Every process's log tail, for a failure message.
     pub fn logs(&self) -> String {
         let mut out = String::new();
-        let mut all: Vec<&Process> = vec![&self.etcd, &self.apiserver];
-        all.extend(self.controller_manager.iter());
-        all.extend(self.extender.iter());
-        all.extend(self.schedulers.iter());
-        for p in all {
+        for p in self.processes() {
             let _ = writeln!(out, "----- {} ({}), last lines:\n{}", p.name, p.log.display(), p.tail(40));
         }
         out
@@ -544,6 +545,20 @@ impl Drop for Cluster {
     }
 }
 
+/// [`Cluster::scheduler_get`] on the kube-scheduler listening on `port`.
+pub async fn scheduler_get_at(port: u16, path: String) -> Vec<u8> {
+    let mut config = kube::Config::new(format!("https://127.0.0.1:{port}").parse().unwrap_or_else(|e| panic!("{e}")));
+    config.accept_invalid_certs = true;
+    config.auth_info.token = Some(ADMIN_TOKEN.to_string().into());
+    config.read_timeout = Some(Duration::from_secs(120));
+    let client = Client::try_from(config).unwrap_or_else(|e| panic!("kube-scheduler client: {e}"));
+    let request = hyper::Request::get(path.as_str()).body(Vec::new()).unwrap_or_else(|e| panic!("{e}"));
+    let mut stream = client.request_stream(request).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let mut out = Vec::new();
+    futures::AsyncReadExt::read_to_end(&mut stream, &mut out).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    out
+}
+
 /// The sum of the samples of `name` (exactly, or with a `_total`-style suffix the caller gives)
 /// in Prometheus text, over lines that contain every label in `labels`.
 pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
@@ -553,6 +568,29 @@ pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
         .filter(|l| labels.iter().all(|want| l.contains(want)))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+/// `value` set at a dotted `path` of `config` (a number steps into an array); panics naming the
+/// path when a step does not exist.
+pub fn set_path(mut config: Value, path: &str, value: &Value) -> Value {
+    let mut at = &mut config;
+    let steps: Vec<&str> = path.split('.').collect();
+    for (i, step) in steps.iter().enumerate() {
+        let last = i + 1 == steps.len();
+        at = match (at, step.parse::<usize>()) {
+            (Value::Array(items), Ok(index)) => items.get_mut(index),
+            (Value::Object(map), _) => {
+                if last {
+                    map.entry(step.to_string()).or_insert(Value::Null);
+                }
+                map.get_mut(*step)
+            }
+            _ => None,
+        }
+        .unwrap_or_else(|| panic!("kube-scheduler configuration: no {path:?} (at {step:?})"));
+    }
+    *at = value.clone();
+    config
 }
 
 /// A JSON merge of `patch` into `base` (objects merged key by key, anything else replaced).

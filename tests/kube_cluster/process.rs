@@ -104,6 +104,11 @@ impl Process {
         self.child.as_ref().map(Child::id)
     }
 
+    /// CPU time (user and system) it has used so far.
+    pub fn cpu_seconds(&self) -> Option<f64> {
+        cpu_seconds(&format!("/proc/{}/stat", self.pid()?))
+    }
+
     /// The last `lines` lines of its log.
     pub fn tail(&self, lines: usize) -> String {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
@@ -118,10 +123,24 @@ impl Drop for Process {
     }
 }
 
-/// A free port on 127.0.0.1 (the listener is closed before the port is handed out).
+/// A free port on 127.0.0.1 (the listener is closed before the port is handed out), below
+/// Linux's ephemeral range (32768-60999 by default): a port the kernel hands out itself can be
+/// taken by one of the thousands of outgoing connections a throughput run makes before the
+/// process meant to listen on it starts. Counted from a point that differs per test process.
 pub fn free_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind 127.0.0.1:0: {e}"));
-    listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("local_addr: {e}"))
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let start = std::process::id() % SPAN;
+    for _ in 0..SPAN {
+        let offset = (start + NEXT.fetch_add(1, Ordering::Relaxed) % SPAN) % SPAN;
+        let port = (LOW + offset) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port on 127.0.0.1 between {LOW} and {}", LOW + SPAN)
 }
 
 /// The TCP addresses a process listens on (from /proc: its socket inodes, matched in
@@ -161,4 +180,14 @@ pub fn listening(pid: u32) -> Vec<String> {
         }
     }
     out
+}
+
+/// User plus system CPU time from a `/proc/<pid>/stat` file (fields 14 and 15, in USER_HZ, which
+/// Linux fixes at 100 in its ABI); `/proc/self/stat` for this process.
+pub fn cpu_seconds(stat_path: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(stat_path).ok()?;
+    // The command name (field 2) may hold spaces: count from after its closing parenthesis.
+    let fields: Vec<&str> = text.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
 }

@@ -16,7 +16,8 @@ use kube::api::{PostParams, WatchEvent, WatchParams};
 use kube::Api;
 use serde_json::{json, Value};
 
-use super::objects::{create, SCHEDULER_NAME};
+use super::objects::create;
+use super::workloads::{Phase, Workload};
 use super::{Cluster, Options};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -27,22 +28,35 @@ pub enum Config {
     Extender,
     /// The shipped configuration with the profile's own filters and scores the Policy replaces off.
     Policy,
+    /// The shipped configuration calling an extender that does no work (tests/kube_cluster/
+    /// null_extender.rs): the cost of the protocol itself.
+    Null,
 }
 
 /// One measurement: the cluster's size and the configuration.
 #[derive(Debug, Clone)]
 pub struct Run {
+    pub workload: Workload,
     pub nodes: usize,
     pub initial_pods: usize,
     pub measured_pods: usize,
     pub config: Config,
     /// Another extender's URL instead of this project's.
     pub extender_url: Option<String>,
+    /// Where to write kube-scheduler's CPU profile (pprof) and the extender's (`perf record`)
+    /// over the first `profile_seconds` of the measured pods.
+    pub profile: Option<(std::path::PathBuf, u32)>,
+    /// More arguments for this project's extender (`--parallelism=1`).
+    pub extender_args: Vec<String>,
+    /// Values set in kube-scheduler's configuration (dotted path, JSON value) before the
+    /// configuration's own change.
+    pub scheduler_settings: Vec<(String, Value)>,
 }
 
-/// The profile's Filter and Score plugins that the classic Policy's predicates and priorities
-/// replace (configuration `policy`).
-const REPLACED_FILTERS: [&str; 9] = [
+/// The profile's plugins whose Filter or Score the classic Policy's predicates and priorities
+/// replace (configuration `policy`): turned off at every extension point (`multiPoint`), their
+/// PreFilter and PreScore included, which would otherwise prepare state nothing reads.
+const REPLACED_PLUGINS: [&str; 11] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
@@ -52,15 +66,8 @@ const REPLACED_FILTERS: [&str; 9] = [
     "VolumeRestrictions",
     "PodTopologySpread",
     "InterPodAffinity",
-];
-const REPLACED_SCORES: [&str; 7] = [
-    "NodeResourcesFit",
     "NodeResourcesBalancedAllocation",
     "ImageLocality",
-    "InterPodAffinity",
-    "NodeAffinity",
-    "PodTopologySpread",
-    "TaintToleration",
 ];
 
 /// scheduler_perf's client limits: the API rate limit is not what is measured.
@@ -79,31 +86,8 @@ fn alone(config: Value) -> Value {
 fn policy_only(config: Value) -> Value {
     let mut config = raise_qps(config);
     let disabled = |names: &[&str]| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>();
-    config["profiles"][0]["plugins"] = json!({
-        "filter": {"disabled": disabled(&REPLACED_FILTERS)},
-        "score": {"disabled": disabled(&REPLACED_SCORES)},
-        "preScore": {"disabled": disabled(&["InterPodAffinity", "PodTopologySpread", "TaintToleration", "NodeAffinity"])},
-    });
+    config["profiles"][0]["plugins"] = json!({"multiPoint": {"disabled": disabled(&REPLACED_PLUGINS)}});
     config
-}
-
-fn node(i: usize) -> Value {
-    let name = format!("scheduler-perf-{i:05}");
-    let resources = json!({"cpu": "4", "memory": "32Gi", "pods": "110"});
-    json!({"apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": format!("zone-{}", i % 3)}},
-        "spec": {},
-        "status": {"capacity": resources, "allocatable": resources, "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}})
-}
-
-/// scheduler_perf's pod-default template, for the shipped profile.
-fn pod(namespace: &str, name: &str) -> Pod {
-    serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"schedulerName": SCHEDULER_NAME, "terminationGracePeriodSeconds": 0, "containers": [{
-            "name": "pause", "image": "registry.k8s.io/pause:3.10.2", "ports": [{"containerPort": 80}],
-            "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}, "limits": {"cpu": "100m", "memory": "500Mi"}}}]}}))
-    .unwrap()
 }
 
 /// When each pod of a namespace was first seen bound, as a watch reports it.
@@ -137,14 +121,15 @@ async fn watch_bindings(api: Api<Pod>, bound: Arc<Mutex<Bound>>) {
     }
 }
 
-async fn create_pods(api: &Api<Pod>, prefix: &str, count: usize) -> HashMap<String, Instant> {
+async fn create_pods(api: &Api<Pod>, workload: Workload, phase: Phase, count: usize) -> HashMap<String, Instant> {
+    let prefix = if phase == Phase::Initial { "init" } else { "measured" };
     let created = Arc::new(Mutex::new(HashMap::new()));
     futures::stream::iter(0..count)
         .for_each_concurrent(32, |i| {
             let (api, created) = (api.clone(), created.clone());
             let name = format!("{prefix}-{i:05}");
             async move {
-                let p = pod(api.namespace().unwrap_or("default"), &name);
+                let p = workload.pod(phase, api.namespace().unwrap_or("default"), &name);
                 api.create(&PostParams::default(), &p).await.unwrap();
                 created.lock().unwrap().insert(name, Instant::now());
             }
@@ -201,6 +186,103 @@ fn histogram_quantile(text: &str, name: &str, q: f64) -> f64 {
     previous.0
 }
 
+/// Stops a task when the run ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// CPU seconds each process of the cluster and the harness itself have used so far.
+fn cpu_now(cluster: &Cluster) -> Vec<(String, f64)> {
+    let mut all: Vec<(String, f64)> =
+        cluster.processes().iter().filter_map(|p| Some((p.name.clone(), p.cpu_seconds()?))).collect();
+    all.extend(super::process::cpu_seconds("/proc/self/stat").map(|s| ("harness".to_string(), s)));
+    all
+}
+
+/// The mean of a histogram between two scrapes (its `_sum` and `_count` differences), over the
+/// series whose line contains every one of `labels`; 0 when nothing was observed.
+fn mean_between(before: &str, after: &str, name: &str, labels: &[&str]) -> f64 {
+    let delta = |suffix: &str| {
+        let series = format!("{name}{suffix}");
+        super::metric_sum(after, &series, labels) - super::metric_sum(before, &series, labels)
+    };
+    let count = delta("_count");
+    if count > 0.0 {
+        delta("_sum") / count
+    } else {
+        0.0
+    }
+}
+
+/// Where the measured pods' time went: CPU per process, kube-scheduler's cycle and the extender's
+/// requests, all per measured pod or per request, in milliseconds.
+#[derive(Debug, Default, Clone)]
+pub struct Split {
+    /// CPU milliseconds per measured pod, by process (`harness` is this program).
+    pub cpu_ms_per_pod: Vec<(String, f64)>,
+    /// Mean milliseconds of kube-scheduler's scheduling attempt and of its algorithm (filter,
+    /// extenders, score) per attempt.
+    pub attempt_ms: f64,
+    pub algorithm_ms: f64,
+    /// The extender's mean milliseconds per request, inside its server, by verb.
+    pub extender_ms: Vec<(&'static str, f64)>,
+    /// Requests the API server answered per measured pod, by verb, resource and subresource,
+    /// most first.
+    pub apiserver_requests: Vec<(String, f64)>,
+}
+
+/// How long the harness watches the idle cluster before the measured pods, to learn each
+/// process's background CPU (lease renewals, watch bookmarks, compaction).
+const IDLE_WINDOW: Duration = Duration::from_secs(5);
+
+/// Each process's CPU seconds between two readings, divided by `seconds`.
+fn per_second(before: &[(String, f64)], after: &[(String, f64)], seconds: f64) -> Vec<(String, f64)> {
+    after
+        .iter()
+        .filter_map(|(name, a)| {
+            let b = before.iter().find(|(n, _)| n == name)?.1;
+            Some((name.clone(), (a - b) / seconds))
+        })
+        .collect()
+}
+
+async fn apiserver_metrics(cluster: &Cluster) -> String {
+    let request = hyper::Request::get("/metrics").body(Vec::new()).unwrap();
+    cluster.client.request_text(request).await.unwrap_or_else(|e| panic!("GET the API server's /metrics: {e}"))
+}
+
+/// A counter's increase between two scrapes, summed by the values of `keys` (its labels), most
+/// first, as `key=value,...`.
+fn counter_deltas(before: &str, after: &str, name: &str, keys: &[&str]) -> Vec<(String, f64)> {
+    let by_keys = |text: &str| {
+        let mut out: HashMap<String, f64> = HashMap::new();
+        for line in text.lines().filter(|l| l.starts_with(&format!("{name}{{"))) {
+            let Some((series, value)) = line.rsplit_once(' ') else { continue };
+            let Ok(value) = value.parse::<f64>() else { continue };
+            let label = |key: &str| series.split(&format!("{key}=\"")).nth(1).and_then(|r| r.split('"').next());
+            let id: Vec<String> =
+                keys.iter().filter_map(|k| Some(format!("{k}={}", label(k)?))).filter(|p| !p.ends_with('=')).collect();
+            *out.entry(id.join(",")).or_default() += value;
+        }
+        out
+    };
+    let old = by_keys(before);
+    let mut deltas: Vec<(String, f64)> = by_keys(after)
+        .into_iter()
+        .map(|(id, v)| {
+            let d = v - old.get(&id).copied().unwrap_or(0.0);
+            (id, d)
+        })
+        .filter(|(_, d)| *d > 0.0)
+        .collect();
+    deltas.sort_by(|a, b| b.1.total_cmp(&a.1));
+    deltas
+}
+
 /// What one run measured.
 pub struct RunResult {
     pub config: Config,
@@ -213,6 +295,7 @@ pub struct RunResult {
     pub wall: f64,
     /// Measured pods bound.
     pub bound: usize,
+    pub split: Split,
 }
 
 impl RunResult {
@@ -230,20 +313,28 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let binaries = super::binaries::built().as_ref().unwrap_or_else(|e| panic!("{e}")).clone();
     let change: fn(Value) -> Value = match config {
         Config::Alone => alone,
-        Config::Extender => raise_qps,
+        Config::Extender | Config::Null => raise_qps,
         Config::Policy => policy_only,
     };
-    let own_extender = config != Config::Alone && args.extender_url.is_none();
-    let options = Options { extender: own_extender, scheduler_config: Some(change), ..Options::default() };
-    let mut cluster = Cluster::start_with(binaries, &format!("throughput-{config:?}-{round}"), options).await;
-    if let Some(url) = &args.extender_url {
-        if config != Config::Alone {
-            // Another extender: rewrite the address in the config and restart the replica.
-            let mut c: Value = serde_json::from_slice(&std::fs::read(&cluster.scheduler_config).unwrap()).unwrap();
-            c["extenders"][0]["urlPrefix"] = json!(url);
-            std::fs::write(&cluster.scheduler_config, c.to_string()).unwrap();
-            cluster.schedulers[0].restart();
-        }
+    let null = if config == Config::Null { Some(super::null_extender::listen().await) } else { None };
+    let extender_url = match &null {
+        Some((_, url)) => Some(url.clone()),
+        None => args.extender_url.clone(),
+    };
+    let own_extender = config != Config::Alone && extender_url.is_none();
+    let options = Options {
+        extender: own_extender,
+        extender_args: args.extender_args.clone(),
+        scheduler_config: Some(change),
+        scheduler_settings: args.scheduler_settings.clone(),
+        extender_url,
+        ..Options::default()
+    };
+    let cluster = Cluster::start_with(binaries, &format!("throughput-{config:?}-{round}"), options).await;
+    let _null_extender =
+        null.map(|(listener, _)| AbortOnDrop(super::null_extender::serve(listener, cluster.client.clone())));
+    for object in args.workload.setup() {
+        create(&cluster.client, object).await;
     }
     create(&cluster.client, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "init"}})).await;
     create(&cluster.client, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "measured"}})).await;
@@ -252,7 +343,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
         .for_each_concurrent(32, |i| {
             let nodes = nodes.clone();
             async move {
-                let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(node(i)).unwrap();
+                let n: k8s_openapi::api::core::v1::Node = serde_json::from_value(args.workload.node(i)).unwrap();
                 nodes.create(&PostParams::default(), &n).await.unwrap();
             }
         })
@@ -270,7 +361,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let init: Api<Pod> = Api::namespaced(cluster.client.clone(), "init");
     let init_bound = Arc::new(Mutex::new(Bound::default()));
     let init_watch = tokio::spawn(watch_bindings(init.clone(), init_bound.clone()));
-    create_pods(&init, "init", args.initial_pods).await;
+    create_pods(&init, args.workload, Phase::Initial, args.initial_pods).await;
     let deadline = Instant::now() + Duration::from_secs(600);
     while init_bound.lock().unwrap().at.len() < args.initial_pods {
         assert!(Instant::now() < deadline, "initial pods not all scheduled in 10 minutes");
@@ -278,10 +369,19 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     }
     init_watch.abort();
 
+    // What each process uses with nothing to schedule, subtracted from the measured phase's CPU.
+    let idle_before = (cpu_now(&cluster), Instant::now());
+    tokio::time::sleep(IDLE_WINDOW).await;
+    let idle = per_second(&idle_before.0, &cpu_now(&cluster), idle_before.1.elapsed().as_secs_f64());
+
     let measured: Api<Pod> = Api::namespaced(cluster.client.clone(), "measured");
     let bound = Arc::new(Mutex::new(Bound::default()));
     let watch = tokio::spawn(watch_bindings(measured.clone(), bound.clone()));
     let sli_before = cluster.scheduler_get(0, "/metrics").await;
+    let apiserver_before = apiserver_metrics(&cluster).await;
+    let extender_before = if own_extender { cluster.extender_metrics().await } else { String::new() };
+    let cpu_before = cpu_now(&cluster);
+    let profiling = args.profile.as_ref().map(|(dir, seconds)| start_profiles(&cluster, dir, *seconds, config, round));
     let started = Instant::now();
     // Sampled as scheduler_perf's throughputCollector samples: every second, skipping the first
     // sample and intervals in which nothing was scheduled (folded into the next one).
@@ -315,13 +415,17 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
             }
         })
     };
-    let created = create_pods(&measured, "measured", args.measured_pods).await;
+    let created = create_pods(&measured, args.workload, Phase::Measured, args.measured_pods).await;
     let deadline = Instant::now() + Duration::from_secs(900);
     while bound.lock().unwrap().at.len() < args.measured_pods {
         assert!(Instant::now() < deadline, "measured pods not all scheduled in 15 minutes");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let wall = started.elapsed().as_secs_f64();
+    let cpu_after = cpu_now(&cluster);
+    if let Some(profiling) = profiling {
+        profiling.await.unwrap();
+    }
     let mut samples = sampler.await.unwrap();
     watch.abort();
     samples.sort_by(f64::total_cmp);
@@ -337,7 +441,74 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let name = "scheduler_pod_scheduling_sli_duration_seconds";
     let delta = histogram_delta(&sli_before, &sli_after, name);
     let sli = (histogram_quantile(&delta, name, 0.5), histogram_quantile(&delta, name, 0.99));
-    RunResult { config, samples, latencies_ms, sli, wall, bound: bound.len() }
+    let pods = args.measured_pods.max(1) as f64;
+    let cpu_ms_per_pod = per_second(&cpu_before, &cpu_after, 1.0)
+        .into_iter()
+        .map(|(name, used)| {
+            let background = idle.iter().find(|(n, _)| *n == name).map_or(0.0, |(_, rate)| rate * wall);
+            (name, (used - background).max(0.0) * 1000.0 / pods)
+        })
+        .collect();
+    let apiserver_after = apiserver_metrics(&cluster).await;
+    let apiserver_requests = counter_deltas(
+        &apiserver_before,
+        &apiserver_after,
+        "apiserver_request_total",
+        &["verb", "resource", "subresource"],
+    )
+    .into_iter()
+    .map(|(series, count)| (series, count / pods))
+    .collect();
+    let extender_after = if own_extender { cluster.extender_metrics().await } else { String::new() };
+    let request = "predicate_extender_http_request_duration_seconds";
+    let extender_ms = ["filter", "prioritize", "bind"]
+        .into_iter()
+        .map(|verb| {
+            let label = format!("verb=\"{verb}\"");
+            (verb, mean_between(&extender_before, &extender_after, request, &[&label]) * 1000.0)
+        })
+        .collect();
+    let split = Split {
+        cpu_ms_per_pod,
+        attempt_ms: mean_between(&sli_before, &sli_after, "scheduler_scheduling_attempt_duration_seconds", &[])
+            * 1000.0,
+        algorithm_ms: mean_between(&sli_before, &sli_after, "scheduler_scheduling_algorithm_duration_seconds", &[])
+            * 1000.0,
+        extender_ms,
+        apiserver_requests,
+    };
+    RunResult { config, samples, latencies_ms, sli, wall, bound: bound.len(), split }
+}
+
+/// Starts kube-scheduler's CPU profile (its `/debug/pprof/profile`) and, when `perf` is there, a
+/// `perf record` of the extender, both for `seconds`; the task ends when both are written.
+fn start_profiles(
+    cluster: &Cluster,
+    dir: &std::path::Path,
+    seconds: u32,
+    config: Config,
+    round: usize,
+) -> tokio::task::JoinHandle<()> {
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let stem = dir.join(format!("{}-{round}", format!("{config:?}").to_lowercase()));
+    let perf = cluster.extender.as_ref().and_then(|e| e.pid()).and_then(|pid| {
+        let out = stem.with_extension("extender.perf");
+        std::process::Command::new("perf")
+            .args(["record", "-q", "-F", "499", "-g", "-p", &pid.to_string(), "-o"])
+            .arg(&out)
+            .args(["--", "sleep", &seconds.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .ok()
+    });
+    let (port, pprof) = (cluster.scheduler_ports[0], stem.with_extension("kube-scheduler.pprof"));
+    tokio::spawn(async move {
+        let profile = super::scheduler_get_at(port, format!("/debug/pprof/profile?seconds={seconds}")).await;
+        std::fs::write(&pprof, profile).unwrap_or_else(|e| panic!("{}: {e}", pprof.display()));
+        if let Some(mut perf) = perf {
+            let _ = tokio::task::spawn_blocking(move || perf.wait()).await;
+        }
+    })
 }
 
 /// The `_bucket` lines of `after` minus those of `before` (same labels).
