@@ -189,9 +189,7 @@ impl ServeArgs {
         }
         Ok(config)
     }
-}
 
-impl ServeArgs {
     /// The verbs include /bind, which binds any pod the caller names with the extender's service
     /// account: served beyond loopback, they need client certificates or the explicit opt-out.
     fn check_listen_is_guarded(&self) -> Result<(), String> {

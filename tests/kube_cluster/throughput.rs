@@ -239,13 +239,13 @@ pub struct Split {
 /// process's background CPU (lease renewals, watch bookmarks, compaction).
 const IDLE_WINDOW: Duration = Duration::from_secs(5);
 
-/// Each process's CPU seconds between two readings, divided by `seconds`.
-fn per_second(before: &[(String, f64)], after: &[(String, f64)], seconds: f64) -> Vec<(String, f64)> {
+/// The CPU seconds each process used between two readings.
+fn cpu_between(before: &[(String, f64)], after: &[(String, f64)]) -> Vec<(String, f64)> {
     after
         .iter()
         .filter_map(|(name, a)| {
             let b = before.iter().find(|(n, _)| n == name)?.1;
-            Some((name.clone(), (a - b) / seconds))
+            Some((name.clone(), a - b))
         })
         .collect()
 }
@@ -258,9 +258,10 @@ async fn apiserver_metrics(cluster: &Cluster) -> String {
 /// A counter's increase between two scrapes, summed by the values of `keys` (its labels), most
 /// first, as `key=value,...`.
 fn counter_deltas(before: &str, after: &str, name: &str, keys: &[&str]) -> Vec<(String, f64)> {
+    let prefix = format!("{name}{{");
     let by_keys = |text: &str| {
         let mut out: HashMap<String, f64> = HashMap::new();
-        for line in text.lines().filter(|l| l.starts_with(&format!("{name}{{"))) {
+        for line in text.lines().filter(|l| l.starts_with(&prefix)) {
             let Some((series, value)) = line.rsplit_once(' ') else { continue };
             let Ok(value) = value.parse::<f64>() else { continue };
             let label = |key: &str| series.split(&format!("{key}=\"")).nth(1).and_then(|r| r.split('"').next());
@@ -370,9 +371,13 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     init_watch.abort();
 
     // What each process uses with nothing to schedule, subtracted from the measured phase's CPU.
-    let idle_before = (cpu_now(&cluster), Instant::now());
+    let (idle_cpu, idle_start) = (cpu_now(&cluster), Instant::now());
     tokio::time::sleep(IDLE_WINDOW).await;
-    let idle = per_second(&idle_before.0, &cpu_now(&cluster), idle_before.1.elapsed().as_secs_f64());
+    let idle_seconds = idle_start.elapsed().as_secs_f64();
+    let idle_rates: Vec<(String, f64)> = cpu_between(&idle_cpu, &cpu_now(&cluster))
+        .into_iter()
+        .map(|(name, used)| (name, used / idle_seconds))
+        .collect();
 
     let measured: Api<Pod> = Api::namespaced(cluster.client.clone(), "measured");
     let bound = Arc::new(Mutex::new(Bound::default()));
@@ -442,10 +447,10 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let delta = histogram_delta(&sli_before, &sli_after, name);
     let sli = (histogram_quantile(&delta, name, 0.5), histogram_quantile(&delta, name, 0.99));
     let pods = args.measured_pods.max(1) as f64;
-    let cpu_ms_per_pod = per_second(&cpu_before, &cpu_after, 1.0)
+    let cpu_ms_per_pod = cpu_between(&cpu_before, &cpu_after)
         .into_iter()
         .map(|(name, used)| {
-            let background = idle.iter().find(|(n, _)| *n == name).map_or(0.0, |(_, rate)| rate * wall);
+            let background = idle_rates.iter().find(|(n, _)| *n == name).map_or(0.0, |(_, rate)| rate * wall);
             (name, (used - background).max(0.0) * 1000.0 / pods)
         })
         .collect();
