@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use predicate_extender::engine::{OrderingMode, Plan};
-use predicate_extender::policy::parse_policy;
+use predicate_extender::policy::{parse, Overrides};
 use predicate_extender::testing::generate::ClusterSpec;
 
 const NODES: usize = 2000;
@@ -30,7 +30,7 @@ fn label_presence_plan() -> Plan {
             {{"name":"NeedsGPU","argument":{{"labelsPresence":{{"labels":["gpu"],"presence":true}}}}}}]}}"#,
         defaults.join(",")
     );
-    parse_policy("bench policy", &policy).expect("the bench policy loads")
+    parse("bench policy", policy.as_bytes(), Overrides::default()).expect("the bench policy loads")
 }
 
 fn bench_ordering(c: &mut Criterion) {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use predicate_extender::cli::{Cli, Command, ServeArgs};
-use predicate_extender::policy::{load_policy, Plan};
+use predicate_extender::policy::{load, Overrides, Plan};
 use predicate_extender::server::{ClusterSource, PolicySource};
 use serde::Deserialize;
 use serde_json::Value;
@@ -436,7 +436,7 @@ fn the_kustomization_applies_every_manifest_but_the_examples() {
 
 #[test]
 fn policy_json_is_the_default_plan_written_out() {
-    let plan = load_policy(&repo("config/policy.json")).unwrap_or_else(|e| panic!("{e}"));
+    let plan = load(&repo("config/policy.json"), Overrides::default()).unwrap_or_else(|e| panic!("{e}")).plan;
     let default = Plan::default_plan();
     assert_eq!(plan.predicate_names(), default.predicate_names());
     assert_eq!(plan.priority_names(), default.priority_names());
@@ -448,7 +448,7 @@ fn policy_json_is_the_default_plan_written_out() {
 #[test]
 fn policy_minimal_runs_its_predicates_in_the_order_written_with_inter_pod_affinity_last() {
     let path = repo("config/policy-minimal.json");
-    let plan = load_policy(&path).unwrap_or_else(|e| panic!("{e}"));
+    let plan = load(&path, Overrides::default()).unwrap_or_else(|e| panic!("{e}")).plan;
     let file: serde_json::Value = serde_json::from_str(&read("config/policy-minimal.json")).unwrap();
     let mut entries: Vec<(i64, String)> = file["predicates"]
         .as_array()

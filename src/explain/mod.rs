@@ -33,7 +33,7 @@ pub use source::ExplainSource;
 
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
-use crate::policy::{load_policy, Plan};
+use crate::policy::{Overrides, Plan};
 
 /// Why `explain` could not run. Each message names the flag or file at fault.
 #[derive(Debug, thiserror::Error)]
@@ -85,7 +85,7 @@ pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
     // that already runs) must not hold its own resources.
     snapshot.remove_pod(&(pod.metadata.namespace.clone(), pod.metadata.name.clone()));
     let plan = match &request.policy {
-        Some(path) => load_policy(path)?,
+        Some(path) => crate::policy::load(path, Overrides::default())?.plan,
         None => Plan::default_plan(),
     };
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| ExplainError::Evaluator(e.to_string()))?;

@@ -389,11 +389,13 @@ mod tests {
     /// SCORE row `/prioritize` would answer (the same combine).
     #[test]
     fn a_policy_with_resource_limits_and_ignored_resources() {
-        let plan = crate::policy::parse_policy(
+        let plan = crate::policy::parse(
             "policy.json",
             r#"{"kind":"Policy","apiVersion":"v1",
                 "predicates":[{"name":"PodFitsResources","argument":{"ignoredResources":["example.com/foo"]}}],
-                "priorities":[{"name":"ResourceLimitsPriority","weight":2},{"name":"EqualPriority","weight":1}]}"#,
+                "priorities":[{"name":"ResourceLimitsPriority","weight":2},{"name":"EqualPriority","weight":1}]}"#
+                .as_bytes(),
+            crate::policy::Overrides::default(),
         )
         .unwrap();
         let snapshot = Snapshot::build(

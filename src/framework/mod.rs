@@ -8,7 +8,7 @@
 
 pub mod candidate;
 pub mod domain_verdicts;
-pub mod ignored_resources;
+pub mod plugin_args;
 pub mod pod;
 pub mod predicate;
 pub mod priority;
@@ -17,11 +17,9 @@ pub mod view;
 
 pub use candidate::Candidate;
 pub use domain_verdicts::DomainVerdicts;
-pub use ignored_resources::IgnoredResources;
+pub use plugin_args::{ArgumentError, PolicyArguments, PredicateArgs, PriorityArgs};
 pub use pod::PodContext;
-pub use predicate::{
-    AnyPredicate, AnyState, Failures, MissingState, PodChange, Predicate, PredicateArgs, PredicateState,
-};
-pub use priority::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+pub use predicate::{AnyPredicate, AnyState, Failures, MissingState, PodChange, Predicate, PredicateState};
+pub use priority::{Priority, Scorer, MAX_PRIORITY};
 pub use reason::{Reason, ReasonKind};
 pub use view::ClusterView;

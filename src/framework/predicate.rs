@@ -14,7 +14,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::cluster::{NodeInfo, PodInfo};
-use crate::framework::{ClusterView, IgnoredResources, PodContext, Reason};
+use crate::framework::{ClusterView, PodContext, Reason};
 
 /// What a predicate's failures can be: what orders it in the tiers of dynamic ordering, where
 /// every predicate that can only fail unresolvably runs before any other.
@@ -185,14 +185,4 @@ impl<P: Predicate> AnyPredicate for P {
         );
         Ok(())
     }
-}
-
-/// What a predicate is built from: its Policy entry's name, its argument (the value under the
-/// argument's key, e.g. the `labelsPresence` object) and the Policy-wide settings.
-#[derive(Debug, Clone, Copy)]
-pub struct PredicateArgs<'a> {
-    pub name: &'a str,
-    pub argument: Option<&'a serde_json::Value>,
-    /// What the Policy's PodFitsResources entry ignores (the resource checks share it).
-    pub ignored_resources: &'a IgnoredResources,
 }

@@ -40,13 +40,3 @@ pub trait Scorer: Send + Sync {
     /// keeps them as they are.
     fn normalize(&self, _scores: &mut [i64]) {}
 }
-
-/// What a priority is built from: its Policy entry's name, its argument (the value under the
-/// argument's key, e.g. the `labelPreference` object) and the Policy-wide settings.
-#[derive(Debug, Clone, Copy)]
-pub struct PriorityArgs<'a> {
-    pub name: &'a str,
-    pub argument: Option<&'a serde_json::Value>,
-    /// `hardPodAffinitySymmetricWeight` (1 unless the Policy sets it).
-    pub hard_pod_affinity_symmetric_weight: i64,
-}

@@ -8,8 +8,18 @@
 
 use crate::cluster::{ConditionFailure, NodeInfo};
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::check_node_unschedulable::ERR_NODE_UNSCHEDULABLE;
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "CheckNodeCondition";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(CheckNodeCondition))
+}
 
 pub const ERR_NODE_NOT_READY: Reason = Reason::unresolvable("node(s) were not ready");
 pub const ERR_NODE_OUT_OF_DISK: Reason = Reason::unresolvable("node(s) were out of disk space");
@@ -25,7 +35,7 @@ impl Predicate for CheckNodeCondition {
     type State = ();
 
     fn name(&self) -> &str {
-        "CheckNodeCondition"
+        NAME
     }
 
     fn failures(&self) -> Failures {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::framework::{ClusterView, Failures, Predicate, PredicateArgs, Reason};
+use crate::framework::{ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
 
 pub const ERR_NODE_LABEL_PRESENCE_VIOLATED: Reason = Reason::unresolvable("node(s) didn't have the requested labels");
 
@@ -37,11 +37,12 @@ struct Argument {
 }
 
 /// Builds it from its Policy entry (the registry makes sure it has its argument).
-pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, String> {
-    let value = args.argument.ok_or_else(|| format!("argument.labelsPresence: required by {NAME}"))?;
-    let argument = Argument::deserialize(value).map_err(|e| format!("argument.labelsPresence: {e}"))?;
+pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
+    let value =
+        args.argument.ok_or_else(|| ArgumentError::new("argument.labelsPresence", format!("required by {NAME}")))?;
+    let argument = Argument::deserialize(value).map_err(|e| ArgumentError::new("argument.labelsPresence", e))?;
     if argument.labels.is_empty() {
-        return Err("argument.labelsPresence.labels: must list at least one label".to_string());
+        return Err(ArgumentError::new("argument.labelsPresence.labels", "must list at least one label"));
     }
     Ok(Arc::new(CheckNodeLabelPresence::new(args.name, argument.labels, argument.presence)))
 }

@@ -3,8 +3,18 @@
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::pod_tolerates_node_taints::tolerates_parts;
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "CheckNodeUnschedulable";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(CheckNodeUnschedulable))
+}
 
 pub const ERR_NODE_UNSCHEDULABLE: Reason = Reason::unresolvable("node(s) were unschedulable");
 
@@ -18,7 +28,7 @@ impl Predicate for CheckNodeUnschedulable {
     type State = ();
 
     fn name(&self) -> &str {
-        "CheckNodeUnschedulable"
+        NAME
     }
 
     fn failures(&self) -> Failures {

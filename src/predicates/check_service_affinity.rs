@@ -23,7 +23,7 @@ use crate::framework::ClusterView;
 use crate::framework::PodContext;
 use serde::Deserialize;
 
-use crate::framework::{Failures, Predicate, PredicateArgs, PredicateState, Reason};
+use crate::framework::{ArgumentError, Failures, Predicate, PredicateArgs, PredicateState, Reason};
 use crate::selectors::LabelSelector;
 
 /// Upstream's `ErrServiceAffinityViolated`; not in its unresolvable list.
@@ -156,11 +156,12 @@ struct Argument {
 }
 
 /// Builds it from its Policy entry (the registry makes sure it has its argument).
-pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, String> {
-    let value = args.argument.ok_or_else(|| format!("argument.serviceAffinity: required by {NAME}"))?;
-    let argument = Argument::deserialize(value).map_err(|e| format!("argument.serviceAffinity: {e}"))?;
+pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
+    let value =
+        args.argument.ok_or_else(|| ArgumentError::new("argument.serviceAffinity", format!("required by {NAME}")))?;
+    let argument = Argument::deserialize(value).map_err(|e| ArgumentError::new("argument.serviceAffinity", e))?;
     if argument.labels.is_empty() {
-        return Err("argument.serviceAffinity.labels: must list at least one label".to_string());
+        return Err(ArgumentError::new("argument.serviceAffinity.labels", "must list at least one label"));
     }
     Ok(Arc::new(CheckServiceAffinity::new(args.name, argument.labels)))
 }

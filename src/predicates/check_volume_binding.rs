@@ -39,9 +39,18 @@ use crate::cluster::objects::Pod;
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
 use crate::quantity::Quantity;
 use crate::selectors::{LabelSelector, NodeSelectorTerms};
+
+/// The registry name.
+pub const NAME: &str = "CheckVolumeBinding";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(CheckVolumeBinding))
+}
 
 pub const ERR_VOLUME_NODE_CONFLICT: Reason = Reason::unresolvable("node(s) had volume node affinity conflict");
 pub const ERR_VOLUME_BIND_CONFLICT: Reason =
@@ -435,7 +444,7 @@ impl Predicate for CheckVolumeBinding {
     type State = State;
 
     fn name(&self) -> &str {
-        "CheckVolumeBinding"
+        NAME
     }
 
     fn failures(&self) -> Failures {

@@ -33,10 +33,19 @@ use k8s_openapi::api::core::v1::Affinity;
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::framework::PodContext;
+use crate::framework::{ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
 use crate::predicates::match_node_selector::matches_node_selector;
 use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
+
+/// The registry name.
+pub const NAME: &str = "EvenPodsSpread";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(EvenPodsSpread))
+}
 
 pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason =
     Reason::resolvable("node(s) didn't match pod topology spread constraints");
@@ -381,7 +390,7 @@ impl Predicate for EvenPodsSpread {
     type State = State;
 
     fn name(&self) -> &str {
-        "EvenPodsSpread"
+        NAME
     }
 
     /// A node without a topology key fails unresolvably, a skew too large resolvably.

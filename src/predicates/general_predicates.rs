@@ -3,13 +3,18 @@
 //! PodFitsResources entry ignores (see [`IgnoredResources`]), as the Policy-era predicate metadata
 //! shared that list between the two.
 
+use std::sync::Arc;
+
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{AnyPredicate, ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
 use crate::predicates::host_name::{fits_host, ERR_POD_NOT_MATCH_HOST_NAME};
 use crate::predicates::match_node_selector::{matches_node_selector, ERR_NODE_SELECTOR_NOT_MATCH};
 use crate::predicates::pod_fits_host_ports::{fits_host_ports, ERR_POD_NOT_FITS_HOST_PORTS};
-use crate::predicates::pod_fits_resources::{check_resources, IgnoredResources};
+use crate::predicates::pod_fits_resources::{self, check_resources, IgnoredResources};
+
+/// The registry name.
+pub const NAME: &str = "GeneralPredicates";
 
 #[derive(Debug, Default)]
 pub struct GeneralPredicates {
@@ -22,11 +27,18 @@ impl GeneralPredicates {
     }
 }
 
+/// Builds it with what the Policy's PodFitsResources entry ignores (the registry has checked that
+/// entry's argument when it built PodFitsResources).
+pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    let ignored = IgnoredResources::from_argument(args.policy.of(pod_fits_resources::NAME))?;
+    Ok(Arc::new(GeneralPredicates::new(ignored)))
+}
+
 impl Predicate for GeneralPredicates {
     type State = ();
 
     fn name(&self) -> &str {
-        "GeneralPredicates"
+        NAME
     }
 
     fn failures(&self) -> Failures {

@@ -2,7 +2,17 @@
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "HostName";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(HostName))
+}
 
 pub const ERR_POD_NOT_MATCH_HOST_NAME: Reason = Reason::unresolvable("node(s) didn't match the requested hostname");
 
@@ -19,7 +29,7 @@ impl Predicate for HostName {
     type State = ();
 
     fn name(&self) -> &str {
-        "HostName"
+        NAME
     }
 
     fn failures(&self) -> Failures {

@@ -45,8 +45,17 @@ use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_sel
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::framework::PodContext;
+use crate::framework::{ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
+
+/// The registry name.
+pub const NAME: &str = "MatchInterPodAffinity";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(MatchInterPodAffinity))
+}
 
 /// Listed first beside each of the three below (upstream's `ErrPodAffinityNotMatch`); resolvable.
 pub const ERR_POD_AFFINITY_NOT_MATCH: Reason = Reason::resolvable("node(s) didn't match pod affinity/anti-affinity");
@@ -325,7 +334,7 @@ impl Predicate for MatchInterPodAffinity {
     type State = State;
 
     fn name(&self) -> &str {
-        "MatchInterPodAffinity"
+        NAME
     }
 
     /// The pod's own affinity failing is unresolvable; the rest is resolvable.

@@ -3,7 +3,17 @@
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "MatchNodeSelector";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(MatchNodeSelector))
+}
 
 pub const ERR_NODE_SELECTOR_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match node selector");
 
@@ -21,7 +31,7 @@ impl Predicate for MatchNodeSelector {
     type State = ();
 
     fn name(&self) -> &str {
-        "MatchNodeSelector"
+        NAME
     }
 
     fn failures(&self) -> Failures {

@@ -39,7 +39,17 @@ use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::volume_count::Volumes;
 use crate::predicates::volume_count::{allocatable_limit, bound_volume, claim_of, count_unique, ClaimRef, VolumeId};
 
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 pub use crate::predicates::volume_count::ERR_MAX_VOLUME_COUNT_EXCEEDED;
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "MaxCSIVolumeCount";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(MaxCSIVolumeCount))
+}
 
 /// `volumeutil.CSIAttachLimitPrefix`.
 pub const CSI_LIMIT_PREFIX: &str = "attachable-volumes-csi-";
@@ -187,7 +197,7 @@ impl Predicate for MaxCSIVolumeCount {
     type State = Volumes;
 
     fn name(&self) -> &str {
-        "MaxCSIVolumeCount"
+        NAME
     }
 
     /// Over the limit is resolvable; a claim that cannot be used is not.

@@ -7,7 +7,9 @@
 //! instance types (`getMaxEBSVolume`). `KUBE_MAX_PD_VOLS` is not read.
 
 use crate::cluster::objects::Node;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::predicates::volume_count::InTreeVolumeCount;
+use std::sync::Arc;
 
 pub use crate::predicates::volume_count::ERR_MAX_VOLUME_COUNT_EXCEEDED;
 
@@ -18,9 +20,17 @@ pub const DEFAULT_LIMIT: i64 = 39;
 /// `DefaultMaxEBSNitroVolumeLimit`.
 pub const DEFAULT_NITRO_LIMIT: i64 = 25;
 
+/// The registry name.
+pub const NAME: &str = "MaxEBSVolumeCount";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(predicate()))
+}
+
 pub fn predicate() -> InTreeVolumeCount {
     InTreeVolumeCount {
-        name: "MaxEBSVolumeCount",
+        name: NAME,
         inline: |v| v.aws_elastic_block_store.as_ref().map(|s| s.volume_id.as_str()),
         persistent: |pv| pv.spec.as_ref()?.aws_elastic_block_store.as_ref().map(|s| s.volume_id.as_str()),
         limit_key: LIMIT_KEY,

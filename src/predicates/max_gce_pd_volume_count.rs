@@ -3,7 +3,9 @@
 //! to a volume, once per claim: see [`crate::predicates::volume_count`]), may not exceed the node's
 //! limit: `attachable-volumes-gce-pd` from its allocatable, else 16. `KUBE_MAX_PD_VOLS` is not read.
 
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::predicates::volume_count::InTreeVolumeCount;
+use std::sync::Arc;
 
 pub use crate::predicates::volume_count::ERR_MAX_VOLUME_COUNT_EXCEEDED;
 
@@ -12,9 +14,17 @@ pub const LIMIT_KEY: &str = "attachable-volumes-gce-pd";
 /// `DefaultMaxGCEPDVolumes`: GCE instances can have up to 16 PD volumes attached.
 pub const DEFAULT_LIMIT: i64 = 16;
 
+/// The registry name.
+pub const NAME: &str = "MaxGCEPDVolumeCount";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(predicate()))
+}
+
 pub fn predicate() -> InTreeVolumeCount {
     InTreeVolumeCount {
-        name: "MaxGCEPDVolumeCount",
+        name: NAME,
         inline: |v| v.gce_persistent_disk.as_ref().map(|s| s.pd_name.as_str()),
         persistent: |pv| pv.spec.as_ref()?.gce_persistent_disk.as_ref().map(|s| s.pd_name.as_str()),
         limit_key: LIMIT_KEY,

@@ -19,6 +19,7 @@ pub mod check_volume_binding;
 pub mod even_pods_spread;
 pub mod general_predicates;
 pub mod host_name;
+pub mod ignored_resources;
 pub mod match_inter_pod_affinity;
 pub mod match_node_selector;
 pub mod max_azure_disk_volume_count;
@@ -31,6 +32,8 @@ pub mod node_pressure;
 pub mod pod_fits_host_ports;
 pub mod pod_fits_resources;
 pub mod pod_tolerates_node_taints;
+#[cfg(test)]
+pub mod test_argument;
 pub mod volume_count;
 
 /// Runs one predicate on a pod and a node, for the predicates' own tests: prepared over a cluster

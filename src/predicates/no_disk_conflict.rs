@@ -15,7 +15,17 @@ use k8s_openapi::api::core::v1::{RBDVolumeSource, Volume};
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "NoDiskConflict";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(NoDiskConflict))
+}
 
 pub const ERR_DISK_CONFLICT: Reason = Reason::resolvable("node(s) had no available disk");
 
@@ -69,7 +79,7 @@ impl Predicate for NoDiskConflict {
     type State = ();
 
     fn name(&self) -> &str {
-        "NoDiskConflict"
+        NAME
     }
 
     fn failures(&self) -> Failures {

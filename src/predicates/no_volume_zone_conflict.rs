@@ -25,9 +25,19 @@ use crate::cluster::objects::Pod;
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
 use crate::predicates::check_volume_binding::{claim_class, WAIT_FOR_FIRST_CONSUMER};
 use crate::predicates::volume_count::Volumes;
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "NoVolumeZoneConflict";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(NoVolumeZoneConflict))
+}
 
 pub const ERR_VOLUME_ZONE_CONFLICT: Reason = Reason::unresolvable("node(s) had no available volume zone");
 
@@ -117,7 +127,7 @@ impl Predicate for NoVolumeZoneConflict {
     type State = Volumes;
 
     fn name(&self) -> &str {
-        "NoVolumeZoneConflict"
+        NAME
     }
 
     fn failures(&self) -> Failures {

@@ -3,7 +3,17 @@
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use std::sync::Arc;
+
+/// The registry name.
+pub const NAME: &str = "PodFitsHostPorts";
+
+/// Builds it (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(PodFitsHostPorts))
+}
 
 pub const ERR_POD_NOT_FITS_HOST_PORTS: Reason =
     Reason::resolvable("node(s) didn't have free ports for the requested pod ports");
@@ -21,7 +31,7 @@ impl Predicate for PodFitsHostPorts {
     type State = ();
 
     fn name(&self) -> &str {
-        "PodFitsHostPorts"
+        NAME
     }
 
     fn failures(&self) -> Failures {

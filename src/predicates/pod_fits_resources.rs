@@ -8,17 +8,22 @@
 //! honours the same list when the Policy lists both.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
-use crate::framework::{ClusterView, Failures, Predicate, Reason, ReasonKind};
+use crate::framework::{
+    AnyPredicate, ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason, ReasonKind,
+};
+pub use crate::predicates::ignored_resources::IgnoredResources;
+
+/// The registry name.
+pub const NAME: &str = "PodFitsResources";
 
 pub const ERR_INSUFFICIENT_PODS: Reason = Reason::resolvable("Insufficient pods");
 pub const ERR_INSUFFICIENT_CPU: Reason = Reason::resolvable("Insufficient cpu");
 pub const ERR_INSUFFICIENT_MEMORY: Reason = Reason::resolvable("Insufficient memory");
 pub const ERR_INSUFFICIENT_EPHEMERAL_STORAGE: Reason = Reason::resolvable("Insufficient ephemeral-storage");
-
-pub use crate::framework::IgnoredResources;
 
 #[derive(Debug, Default)]
 pub struct PodFitsResources {
@@ -29,6 +34,12 @@ impl PodFitsResources {
     pub fn new(ignored: IgnoredResources) -> Self {
         PodFitsResources { ignored }
     }
+}
+
+/// Builds it from its Policy entry, whose argument object is its own fields
+/// ([`crate::predicates::ignored_resources::FIELDS`]).
+pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(PodFitsResources::new(IgnoredResources::from_argument(args.argument)?)))
 }
 
 /// Pushes a reason per resource that does not fit. A resource the pod requests none of is not
@@ -63,7 +74,7 @@ impl Predicate for PodFitsResources {
     type State = ();
 
     fn name(&self) -> &str {
-        "PodFitsResources"
+        NAME
     }
 
     fn failures(&self) -> Failures {
@@ -274,18 +285,22 @@ mod tests {
     fn ignored_lists_are_validated_as_upstream() {
         let err = |resources: &[&str], groups: &[&str]| {
             let owned = |l: &[&str]| l.iter().map(|s| s.to_string()).collect();
-            IgnoredResources::new(owned(resources), owned(groups)).unwrap_err()
+            IgnoredResources::new(owned(resources), owned(groups)).unwrap_err().to_string()
         };
         // upstream: TestValidateFitArgs (1.20 validation_pluginargs_test.go): "example.com/" in
         // either list, a 64-character group, a group with a '/'.
-        assert!(err(&["example.com/"], &[]).starts_with("ignoredResources[0]: "), "{}", err(&["example.com/"], &[]));
+        assert!(
+            err(&["example.com/"], &[]).starts_with("argument.ignoredResources[0]: "),
+            "{}",
+            err(&["example.com/"], &[])
+        );
         assert!(err(&["example.com/"], &[]).contains("name part must be non-empty"));
-        assert!(err(&[], &[&"a".repeat(64)]).contains("ignoredResourceGroups[0]: "));
+        assert!(err(&[], &[&"a".repeat(64)]).contains("argument.ignoredResourceGroups[0]: "));
         assert!(err(&[], &[&"a".repeat(64)]).contains("no more than 63 characters"));
         assert_eq!(
             err(&[], &["ok.com", "example.com/aa"]),
-            "ignoredResourceGroups[1]: \"example.com/aa\": a resource group name can't contain '/'"
+            "argument.ignoredResourceGroups[1]: \"example.com/aa\": a resource group name can't contain '/'"
         );
-        assert!(err(&["fine.io/a", "Bad Name"], &[]).starts_with("ignoredResources[1]: \"Bad Name\""));
+        assert!(err(&["fine.io/a", "Bad Name"], &[]).starts_with("argument.ignoredResources[1]: \"Bad Name\""));
     }
 }

@@ -6,7 +6,8 @@ use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
+use std::sync::Arc;
 
 pub const ERR_TAINTS_TOLERATIONS_NOT_MATCH: Reason =
     Reason::unresolvable("node(s) had taints that the pod didn't tolerate");
@@ -44,17 +45,31 @@ pub struct PodToleratesNodeTaints {
 impl PodToleratesNodeTaints {
     /// PodToleratesNodeTaints: `NoSchedule` and `NoExecute` taints.
     pub fn all() -> Self {
-        PodToleratesNodeTaints { name: "PodToleratesNodeTaints", no_execute_only: false }
+        PodToleratesNodeTaints { name: NAME, no_execute_only: false }
     }
 
     /// PodToleratesNodeNoExecuteTaints: `NoExecute` taints only.
     pub fn no_execute() -> Self {
-        PodToleratesNodeTaints { name: "PodToleratesNodeNoExecuteTaints", no_execute_only: true }
+        PodToleratesNodeTaints { name: NO_EXECUTE_NAME, no_execute_only: true }
     }
 
     fn filters(&self, effect: &str) -> bool {
         effect == "NoExecute" || (!self.no_execute_only && effect == "NoSchedule")
     }
+}
+
+/// The registry names: the predicate for both effects, and the one for `NoExecute` only.
+pub const NAME: &str = "PodToleratesNodeTaints";
+pub const NO_EXECUTE_NAME: &str = "PodToleratesNodeNoExecuteTaints";
+
+/// Builds [`PodToleratesNodeTaints::all`] (it takes no argument).
+pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(PodToleratesNodeTaints::all()))
+}
+
+/// Builds [`PodToleratesNodeTaints::no_execute`] (it takes no argument).
+pub fn build_no_execute(_args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
+    Ok(Arc::new(PodToleratesNodeTaints::no_execute()))
 }
 
 impl Predicate for PodToleratesNodeTaints {

@@ -4,11 +4,14 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
-use crate::framework::{Priority, PriorityArgs};
+use crate::framework::{ArgumentError, Priority, PriorityArgs};
 use crate::priorities::NodeScore;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    NodeScore { name: "EqualPriority", score }.build(args)
+/// The registry name.
+pub const NAME: &str = "EqualPriority";
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
+    NodeScore { name: NAME, score }.build(args)
 }
 
 /// The score of one node.

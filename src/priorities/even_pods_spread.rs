@@ -29,7 +29,7 @@ use std::sync::Arc;
 use crate::cluster::NodeInfo;
 use crate::framework::candidate::known_nodes;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::predicates::match_node_selector::matches_node_selector;
 use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
@@ -40,13 +40,16 @@ const HOSTNAME: &str = "kubernetes.io/hostname";
 #[derive(Debug, Clone)]
 pub struct EvenPodsSpreadPriority;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "EvenPodsSpreadPriority";
+
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(EvenPodsSpreadPriority))
 }
 
 impl Priority for EvenPodsSpreadPriority {
     fn name(&self) -> &str {
-        "EvenPodsSpreadPriority"
+        NAME
     }
 
     fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>, candidates: &[Candidate]) -> Box<dyn Scorer> {

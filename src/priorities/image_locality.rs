@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::cluster::node_images::ImageName;
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 const MB: i64 = 1024 * 1024;
@@ -25,7 +25,10 @@ const MAX_THRESHOLD: i64 = 1000 * MB;
 #[derive(Debug, Clone)]
 pub struct ImageLocalityPriority;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "ImageLocalityPriority";
+
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(ImageLocalityPriority))
 }
 
@@ -57,7 +60,7 @@ fn calculate_priority(sum: i64) -> i64 {
 
 impl Priority for ImageLocalityPriority {
     fn name(&self) -> &str {
-        "ImageLocalityPriority"
+        NAME
     }
 
     fn prepare(&self, pod: &PodContext, view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {

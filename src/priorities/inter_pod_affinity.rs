@@ -31,7 +31,7 @@ use std::sync::Arc;
 use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 #[derive(Debug, Clone)]
@@ -41,7 +41,10 @@ pub struct InterPodAffinityPriority {
     hard_weight: i64,
 }
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "InterPodAffinityPriority";
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(InterPodAffinityPriority { hard_weight: args.hard_pod_affinity_symmetric_weight }))
 }
 
@@ -76,7 +79,7 @@ impl TopologyScores {
 
 impl Priority for InterPodAffinityPriority {
     fn name(&self) -> &str {
-        "InterPodAffinityPriority"
+        NAME
     }
 
     fn prepare(&self, ctx: &PodContext, view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {

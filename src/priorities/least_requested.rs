@@ -9,12 +9,15 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
-use crate::framework::{Priority, PriorityArgs, MAX_PRIORITY};
+use crate::framework::{ArgumentError, Priority, PriorityArgs, MAX_PRIORITY};
 use crate::priorities::resource_allocation::{cpu_and_memory, mul_div};
 use crate::priorities::NodeScore;
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    NodeScore { name: "LeastRequestedPriority", score }.build(args)
+/// The registry name.
+pub const NAME: &str = "LeastRequestedPriority";
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
+    NodeScore { name: NAME, score }.build(args)
 }
 
 /// Upstream's `leastRequestedScore`: the unused share of the capacity on a 0..=10 scale.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::cluster::NodeInfo;
 pub use crate::framework::candidate::known_nodes;
 pub use crate::framework::MAX_PRIORITY;
-use crate::framework::{Candidate, ClusterView, PodContext, Priority, PriorityArgs, Scorer};
+use crate::framework::{ArgumentError, Candidate, ClusterView, PodContext, Priority, PriorityArgs, Scorer};
 
 pub mod balanced_resource_allocation;
 pub mod equal;
@@ -40,7 +40,7 @@ pub struct NodeScore {
 
 impl NodeScore {
     /// Builds it for a Policy entry (the registry makes sure it carries no argument).
-    pub fn build(self, _args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+    pub fn build(self, _args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
         Ok(Arc::new(self))
     }
 }

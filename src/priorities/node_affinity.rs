@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer};
 use crate::priorities::normalize_to_max;
 use crate::selectors::NodeSelectorTerms;
@@ -22,7 +22,10 @@ use crate::selectors::NodeSelectorTerms;
 #[derive(Debug, Clone)]
 pub struct NodeAffinityPriority;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "NodeAffinityPriority";
+
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(NodeAffinityPriority))
 }
 
@@ -33,7 +36,7 @@ struct NodeAffinityScorer {
 
 impl Priority for NodeAffinityPriority {
     fn name(&self) -> &str {
-        "NodeAffinityPriority"
+        NAME
     }
 
     fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {

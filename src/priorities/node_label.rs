@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 #[derive(Debug, Clone)]
@@ -19,22 +19,28 @@ pub struct NodeLabelPriority {
 
 const AT: &str = "argument.labelPreference";
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
-    let argument = args.argument.ok_or_else(|| format!("{AT}: required by NodeLabelPriority"))?;
-    let object = argument.as_object().ok_or_else(|| format!("{AT}: must be an object with label and presence"))?;
+/// The registry name.
+pub const NAME: &str = "NodeLabelPriority";
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
+    let argument = args.argument.ok_or_else(|| ArgumentError::new(AT, "required by NodeLabelPriority"))?;
+    let object =
+        argument.as_object().ok_or_else(|| ArgumentError::new(AT, "must be an object with label and presence"))?;
     if let Some(unknown) = object.keys().find(|k| *k != "label" && *k != "presence") {
-        return Err(format!("{AT}.{unknown}: unknown field, expected label or presence"));
+        return Err(ArgumentError::new(format!("{AT}.{unknown}"), "unknown field, expected label or presence"));
     }
     let label = match object.get("label") {
-        None => return Err(format!("{AT}.label: missing")),
-        Some(serde_json::Value::String(s)) if s.is_empty() => return Err(format!("{AT}.label: must not be empty")),
+        None => return Err(ArgumentError::new(format!("{AT}.label"), "missing")),
+        Some(serde_json::Value::String(s)) if s.is_empty() => {
+            return Err(ArgumentError::new(format!("{AT}.label"), "must not be empty"))
+        }
         Some(serde_json::Value::String(s)) => s.clone(),
-        Some(_) => return Err(format!("{AT}.label: must be a string")),
+        Some(_) => return Err(ArgumentError::new(format!("{AT}.label"), "must be a string")),
     };
     let presence = match object.get("presence") {
-        None => return Err(format!("{AT}.presence: missing")),
+        None => return Err(ArgumentError::new(format!("{AT}.presence"), "missing")),
         Some(serde_json::Value::Bool(b)) => *b,
-        Some(_) => return Err(format!("{AT}.presence: must be true or false")),
+        Some(_) => return Err(ArgumentError::new(format!("{AT}.presence"), "must be true or false")),
     };
     Ok(Arc::new(NodeLabelPriority { name: args.name.to_string(), label, presence }))
 }
@@ -69,6 +75,7 @@ mod tests {
 
     fn priority(name: &str, argument: serde_json::Value) -> Result<Arc<dyn Priority>, String> {
         build(&PriorityArgs { name, argument: Some(&argument), hard_pod_affinity_symmetric_weight: 1 })
+            .map_err(|e| e.to_string())
     }
 
     fn scores(priority: &dyn Priority, snapshot: &Snapshot, nodes: &[&str]) -> Vec<i64> {
@@ -127,7 +134,7 @@ mod tests {
             assert_eq!(priority("NodeLabelPriority", argument).unwrap_err(), want);
         }
         let none = PriorityArgs { name: "NodeLabelPriority", argument: None, hard_pod_affinity_symmetric_weight: 1 };
-        assert_eq!(build(&none).unwrap_err(), "argument.labelPreference: required by NodeLabelPriority");
+        assert_eq!(build(&none).unwrap_err().to_string(), "argument.labelPreference: required by NodeLabelPriority");
     }
     #[test]
     fn from_a_policy_with_a_custom_name_through_prioritize() {
@@ -136,7 +143,7 @@ mod tests {
         let policy = r#"{"kind":"Policy","apiVersion":"v1","priorities":[
             {"name":"ZonePreferred","weight":3,"argument":{"labelPreference":{"label":"zone","presence":true}}},
             {"name":"TaintTolerationPriority","weight":1}]}"#;
-        let plan = crate::policy::parse_policy("policy.json", policy).unwrap();
+        let plan = crate::policy::parse("policy.json", policy.as_bytes(), crate::policy::Overrides::default()).unwrap();
         assert_eq!(plan.priority_names(), [("ZonePreferred", 3), ("TaintTolerationPriority", 1)]);
         let snapshot = Snapshot::build(
             [

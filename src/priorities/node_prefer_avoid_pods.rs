@@ -15,7 +15,7 @@ use serde::Deserialize;
 use crate::cluster::objects::PREFER_AVOID_PODS_ANNOTATION;
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 
 pub const NAME: &str = "NodePreferAvoidPodsPriority";
@@ -23,7 +23,7 @@ pub const NAME: &str = "NodePreferAvoidPodsPriority";
 #[derive(Debug, Clone)]
 pub struct NodePreferAvoidPodsPriority;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(NodePreferAvoidPodsPriority))
 }
 

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::priorities::resource_allocation::{mul_div, ResourceKey};
 
@@ -101,7 +101,10 @@ pub struct RequestedToCapacityRatio {
     config: Arc<Config>,
 }
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "RequestedToCapacityRatioPriority";
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     let config = match args.argument {
         None => Config::default_least_requested(),
         Some(value) => parse(value)?,
@@ -109,32 +112,41 @@ pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
     Ok(Arc::new(RequestedToCapacityRatio { name: args.name.to_string(), config: Arc::new(config) }))
 }
 
-fn integer(value: Option<&Value>, at: &str) -> Result<i64, String> {
+fn integer(value: Option<&Value>, at: &str) -> Result<i64, ArgumentError> {
     match value {
-        None => Err(format!("{at}: missing")),
-        Some(v) => v.as_i64().ok_or_else(|| format!("{at}: must be an integer, found {v}")),
+        None => Err(ArgumentError::new(at, "missing")),
+        Some(v) => v.as_i64().ok_or_else(|| ArgumentError::new(at, format!("must be an integer, found {v}"))),
     }
 }
 
-fn object<'a>(value: &'a Value, at: &str, known: &[&str]) -> Result<&'a serde_json::Map<String, Value>, String> {
-    let map = value.as_object().ok_or_else(|| format!("{at}: must be an object with {}", known.join(", ")))?;
+fn object<'a>(value: &'a Value, at: &str, known: &[&str]) -> Result<&'a serde_json::Map<String, Value>, ArgumentError> {
+    let map = value
+        .as_object()
+        .ok_or_else(|| ArgumentError::new(at, format!("must be an object with {}", known.join(", "))))?;
     if let Some(unknown) = map.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(format!("{at}.{unknown}: unknown field; expected {}", known.join(" or ")));
+        return Err(ArgumentError::new(
+            format!("{at}.{unknown}"),
+            format!("unknown field; expected {}", known.join(" or ")),
+        ));
     }
     Ok(map)
 }
 
 /// Reads and validates the argument (the value under `requestedToCapacityRatioArguments`).
-pub fn parse(value: &Value) -> Result<Config, String> {
+pub fn parse(value: &Value) -> Result<Config, ArgumentError> {
     let map = object(value, ARG, &["shape", "resources"])?;
 
     let points = match map.get("shape") {
-        None | Some(Value::Null) => return Err(format!("{ARG}.shape: missing; give at least one point")),
+        None | Some(Value::Null) => {
+            return Err(ArgumentError::new(format!("{ARG}.shape"), "missing; give at least one point"))
+        }
         Some(Value::Array(points)) => points,
-        Some(other) => return Err(format!("{ARG}.shape: must be a list of points, found {other}")),
+        Some(other) => {
+            return Err(ArgumentError::new(format!("{ARG}.shape"), format!("must be a list of points, found {other}")))
+        }
     };
     if points.is_empty() {
-        return Err(format!("{ARG}.shape: must list at least one point"));
+        return Err(ArgumentError::new(format!("{ARG}.shape"), "must list at least one point"));
     }
     let mut shape: Vec<ShapePoint> = Vec::with_capacity(points.len());
     for (i, point) in points.iter().enumerate() {
@@ -143,18 +155,24 @@ pub fn parse(value: &Value) -> Result<Config, String> {
         let utilization = integer(p.get("utilization"), &format!("{at}.utilization"))?;
         let score = integer(p.get("score"), &format!("{at}.score"))?;
         if !(0..=MAX_UTILIZATION).contains(&utilization) {
-            return Err(format!("{at}.utilization: must be between 0 and {MAX_UTILIZATION}, found {utilization}"));
+            return Err(ArgumentError::new(
+                format!("{at}.utilization"),
+                format!("must be between 0 and {MAX_UTILIZATION}, found {utilization}"),
+            ));
         }
         if let Some(prev) = shape.last() {
             if utilization <= prev.utilization {
-                return Err(format!(
-                    "{at}.utilization: must be greater than the previous point's ({})",
-                    prev.utilization
+                return Err(ArgumentError::new(
+                    format!("{at}.utilization"),
+                    format!("must be greater than the previous point's ({})", prev.utilization),
                 ));
             }
         }
         if !(0..=MAX_PRIORITY).contains(&score) {
-            return Err(format!("{at}.score: must be between 0 and {MAX_PRIORITY}, found {score}"));
+            return Err(ArgumentError::new(
+                format!("{at}.score"),
+                format!("must be between 0 and {MAX_PRIORITY}, found {score}"),
+            ));
         }
         shape.push(ShapePoint { utilization, score });
     }
@@ -162,33 +180,48 @@ pub fn parse(value: &Value) -> Result<Config, String> {
     let listed = match map.get("resources") {
         None | Some(Value::Null) => &[][..],
         Some(Value::Array(list)) => &list[..],
-        Some(other) => return Err(format!("{ARG}.resources: must be a list of resources, found {other}")),
+        Some(other) => {
+            return Err(ArgumentError::new(
+                format!("{ARG}.resources"),
+                format!("must be a list of resources, found {other}"),
+            ))
+        }
     };
     let mut resources: Vec<(ResourceKey, i64)> = Vec::with_capacity(listed.len());
     for (i, resource) in listed.iter().enumerate() {
         let at = format!("{ARG}.resources[{i}]");
         let r = object(resource, &at, &["name", "weight"])?;
         let name = match r.get("name") {
-            None => return Err(format!("{at}.name: missing")),
-            Some(Value::String(s)) if s.is_empty() => return Err(format!("{at}.name: must not be empty")),
+            None => return Err(ArgumentError::new(format!("{at}.name"), "missing")),
+            Some(Value::String(s)) if s.is_empty() => {
+                return Err(ArgumentError::new(format!("{at}.name"), "must not be empty"))
+            }
             Some(Value::String(s)) => s,
-            Some(other) => return Err(format!("{at}.name: must be a string, found {other}")),
+            Some(other) => {
+                return Err(ArgumentError::new(format!("{at}.name"), format!("must be a string, found {other}")))
+            }
         };
         let key = ResourceKey::of(name).ok_or_else(|| {
-            format!(
-                "{at}.name: {name:?} is not a resource the scheduler counts (cpu, memory, ephemeral-storage, or an \
+            ArgumentError::new(
+                format!("{at}.name"),
+                format!(
+                    "{name:?} is not a resource the scheduler counts (cpu, memory, ephemeral-storage, or an \
                  extended, hugepages-*, kubernetes.io/ or attachable-volumes-* resource name)"
+                ),
             )
         })?;
         if resources.iter().any(|(k, _)| *k == key) {
-            return Err(format!("{at}.name: {name:?} is listed twice"));
+            return Err(ArgumentError::new(format!("{at}.name"), format!("{name:?} is listed twice")));
         }
         let weight = match r.get("weight") {
             None | Some(Value::Null) => 0,
             Some(v) => integer(Some(v), &format!("{at}.weight"))?,
         };
         if weight < 0 {
-            return Err(format!("{at}.weight: must be at least 1 (0 or none means 1), found {weight}"));
+            return Err(ArgumentError::new(
+                format!("{at}.weight"),
+                format!("must be at least 1 (0 or none means 1), found {weight}"),
+            ));
         }
         // Upstream: "weight 0 (or left out) means the default, 1".
         resources.push((key, weight.max(1)));
@@ -591,7 +624,7 @@ mod tests {
             })
             .map(|_| ())
             .unwrap_err();
-            assert_eq!(got, want, "{argument}");
+            assert_eq!(got.to_string(), want, "{argument}");
         }
     }
 
@@ -616,11 +649,14 @@ priorities:
           - name: intel.com/bar
             weight: 5
 ";
-        let plan = crate::policy::parse_policy("policy.yaml", text).unwrap();
+        let plan = crate::policy::parse("policy.yaml", text.as_bytes(), crate::policy::Overrides::default()).unwrap();
         assert_eq!(plan.priority_names(), vec![("RequestedToCapacityRatioPriority", 2)]);
 
         let bad = text.replace("utilization: 100", "utilization: 0");
-        let err = crate::policy::parse_policy("policy.yaml", &bad).map(|_| ()).unwrap_err().to_string();
+        let err = crate::policy::parse("policy.yaml", bad.as_bytes(), crate::policy::Overrides::default())
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             err,
             "policy.yaml: priorities[0] (\"RequestedToCapacityRatioPriority\"): \

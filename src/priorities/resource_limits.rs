@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::cluster::resources::pod_limits;
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer};
 
 pub const NAME: &str = "ResourceLimitsPriority";
@@ -23,7 +23,7 @@ pub const NAME: &str = "ResourceLimitsPriority";
 #[derive(Debug)]
 pub struct ResourceLimitsPriority;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(ResourceLimitsPriority))
 }
 
@@ -168,9 +168,11 @@ mod tests {
 
     #[test]
     fn accepted_in_a_policy_and_not_in_the_default_set() {
-        let plan = crate::policy::parse_policy(
+        let plan = crate::policy::parse(
             "policy.json",
-            r#"{"kind":"Policy","apiVersion":"v1","priorities":[{"name":"ResourceLimitsPriority","weight":2}]}"#,
+            r#"{"kind":"Policy","apiVersion":"v1","priorities":[{"name":"ResourceLimitsPriority","weight":2}]}"#
+                .as_bytes(),
+            crate::policy::Overrides::default(),
         )
         .unwrap();
         assert_eq!(plan.priority_names(), [(NAME, 2)]);

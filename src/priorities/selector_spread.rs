@@ -34,7 +34,7 @@ use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
 use crate::framework::candidate::known_nodes;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::priorities::spreading::{pod_services, service_selector, PodMatcher, ZoneSums};
 use crate::selectors::LabelSelector;
@@ -48,7 +48,10 @@ pub struct SelectorSpread {
     services_only: bool,
 }
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "SelectorSpreadPriority";
+
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(SelectorSpread::all_controllers()))
 }
 
@@ -111,9 +114,9 @@ impl SelectorSpread {
 impl Priority for SelectorSpread {
     fn name(&self) -> &str {
         if self.services_only {
-            "ServiceSpreadingPriority"
+            crate::priorities::service_spreading::NAME
         } else {
-            "SelectorSpreadPriority"
+            NAME
         }
     }
 

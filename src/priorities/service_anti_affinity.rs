@@ -25,7 +25,7 @@ use serde::Deserialize;
 use crate::cluster::NodeInfo;
 use crate::framework::candidate::known_nodes;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
 use crate::priorities::spreading::{pod_services, service_selector, PodMatcher};
 use crate::selectors::LabelSelector;
@@ -44,17 +44,23 @@ struct Argument {
     label: Option<String>,
 }
 
-pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "ServiceAntiAffinityPriority";
+
+pub fn build(args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     let Some(value) = args.argument else {
-        return Err("argument.serviceAntiAffinity: required by ServiceAntiAffinityPriority".to_string());
+        return Err(ArgumentError::new("argument.serviceAntiAffinity", "required by ServiceAntiAffinityPriority"));
     };
     if !value.is_object() {
-        return Err("argument.serviceAntiAffinity: must be an object with a label".to_string());
+        return Err(ArgumentError::new("argument.serviceAntiAffinity", "must be an object with a label"));
     }
-    let argument = Argument::deserialize(value).map_err(|e| format!("argument.serviceAntiAffinity: {e}"))?;
+    let argument =
+        Argument::deserialize(value).map_err(|e| ArgumentError::new("argument.serviceAntiAffinity", format!("{e}")))?;
     let label = match argument.label {
-        None => return Err("argument.serviceAntiAffinity.label: missing".to_string()),
-        Some(l) if l.is_empty() => return Err("argument.serviceAntiAffinity.label: must not be empty".to_string()),
+        None => return Err(ArgumentError::new("argument.serviceAntiAffinity.label", "missing")),
+        Some(l) if l.is_empty() => {
+            return Err(ArgumentError::new("argument.serviceAntiAffinity.label", "must not be empty"))
+        }
         Some(l) => l,
     };
     Ok(Arc::new(ServiceAntiAffinity { name: args.name.to_string(), label }))
@@ -226,7 +232,7 @@ mod tests {
             (Some(serde_json::json!(["zone"])), "argument.serviceAntiAffinity: must be an object with a label"),
         ];
         for (arg, want) in cases {
-            assert_eq!(build(&args(arg.as_ref())).unwrap_err(), want, "{arg:?}");
+            assert_eq!(build(&args(arg.as_ref())).unwrap_err().to_string(), want, "{arg:?}");
         }
     }
 }

@@ -6,10 +6,13 @@
 
 use std::sync::Arc;
 
-use crate::framework::{Priority, PriorityArgs};
+use crate::framework::{ArgumentError, Priority, PriorityArgs};
 use crate::priorities::selector_spread::SelectorSpread;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "ServiceSpreadingPriority";
+
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(SelectorSpread::services_only()))
 }
 

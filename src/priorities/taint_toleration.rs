@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Toleration;
 
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
-use crate::framework::{Candidate, PodContext};
+use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer};
 use crate::predicates::pod_tolerates_node_taints::tolerates;
 use crate::priorities::normalize_reversed;
@@ -21,7 +21,10 @@ const PREFER_NO_SCHEDULE: &str = "PreferNoSchedule";
 #[derive(Debug, Clone)]
 pub struct TaintTolerationPriority;
 
-pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String> {
+/// The registry name.
+pub const NAME: &str = "TaintTolerationPriority";
+
+pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError> {
     Ok(Arc::new(TaintTolerationPriority))
 }
 
@@ -32,7 +35,7 @@ struct TaintTolerationScorer {
 
 impl Priority for TaintTolerationPriority {
     fn name(&self) -> &str {
-        "TaintTolerationPriority"
+        NAME
     }
 
     fn prepare(&self, pod: &PodContext, _view: &ClusterView<'_>, _candidates: &[Candidate]) -> Box<dyn Scorer> {

@@ -11,13 +11,15 @@ pub mod validate;
 
 use std::sync::Arc;
 
-use crate::framework::{AnyPredicate, IgnoredResources, Priority, PriorityArgs};
+use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs, Priority, PriorityArgs};
+#[cfg(test)]
+use crate::predicates::test_argument;
 use crate::predicates::{
     check_node_condition, check_node_disk_pressure, check_node_label_presence, check_node_memory_pressure,
     check_node_pid_pressure, check_node_unschedulable, check_service_affinity, check_volume_binding, even_pods_spread,
-    general_predicates, host_name, match_inter_pod_affinity, match_node_selector, max_azure_disk_volume_count,
-    max_csi_volume_count, max_ebs_volume_count, max_gce_pd_volume_count, no_disk_conflict, no_volume_zone_conflict,
-    pod_fits_host_ports, pod_fits_resources, pod_tolerates_node_taints,
+    general_predicates, host_name, ignored_resources, match_inter_pod_affinity, match_node_selector,
+    max_azure_disk_volume_count, max_csi_volume_count, max_ebs_volume_count, max_gce_pd_volume_count, no_disk_conflict,
+    no_volume_zone_conflict, pod_fits_host_ports, pod_fits_resources, pod_tolerates_node_taints,
 };
 use crate::priorities::{
     balanced_resource_allocation, equal, even_pods_spread as even_pods_spread_priority, image_locality,
@@ -26,28 +28,31 @@ use crate::priorities::{
     taint_toleration,
 };
 
-pub use crate::framework::PredicateArgs;
-
 /// Builds a predicate from its Policy entry.
-pub type PredicateBuilder = fn(&PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, String>;
+pub type PredicateBuilder = fn(&PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError>;
 
 /// Builds a priority from its Policy entry.
-pub type PriorityBuilder = fn(&PriorityArgs<'_>) -> Result<Arc<dyn Priority>, String>;
+pub type PriorityBuilder = fn(&PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentError>;
 
-/// The argument a plugin takes in the Policy file: the key of its `argument` object.
+/// The argument a plugin takes in the Policy file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Argument {
     None,
-    /// Optional; with it the entry may carry a custom name.
+    /// Optional, under this key of the `argument` object; with it the entry may carry a custom
+    /// name.
     Optional(&'static str),
-    /// Required; with it the entry may carry a custom name.
+    /// Required, under this key; with it the entry may carry a custom name.
     Required(&'static str),
+    /// Optional, the `argument` object itself holding these fields (PodFitsResources'
+    /// `ignoredResources` and `ignoredResourceGroups`, as `NodeResourcesFitArgs`).
+    Fields(&'static [&'static str]),
 }
 
 impl Argument {
+    /// The key that selects the plugin under a custom name.
     pub fn key(self) -> Option<&'static str> {
         match self {
-            Argument::None => None,
+            Argument::None | Argument::Fields(_) => None,
             Argument::Optional(key) | Argument::Required(key) => Some(key),
         }
     }
@@ -73,8 +78,8 @@ pub struct PriorityRow {
     pub default_weight: Option<i64>,
 }
 
-const fn predicate_row(name: &'static str, build: PredicateBuilder, default: bool) -> PredicateRow {
-    PredicateRow { name, build, argument: Argument::None, default }
+const fn predicate_row(name: &'static str, build: PredicateBuilder, argument: Argument, default: bool) -> PredicateRow {
+    PredicateRow { name, build, argument, default }
 }
 
 /// Every predicate, in the static order (position = rank). The default set is kube-scheduler's
@@ -82,97 +87,95 @@ const fn predicate_row(name: &'static str, build: PredicateBuilder, default: boo
 /// need arguments and without `PodToleratesNodeNoExecuteTaints` (covered by
 /// `PodToleratesNodeTaints`).
 pub const PREDICATES: &[PredicateRow] = &[
-    predicate_row("CheckNodeCondition", |_| Ok(Arc::new(check_node_condition::CheckNodeCondition)), true),
-    predicate_row("CheckNodeUnschedulable", |_| Ok(Arc::new(check_node_unschedulable::CheckNodeUnschedulable)), true),
+    predicate_row(check_node_condition::NAME, check_node_condition::build, Argument::None, true),
+    predicate_row(check_node_unschedulable::NAME, check_node_unschedulable::build, Argument::None, true),
+    predicate_row(general_predicates::NAME, general_predicates::build, Argument::None, true),
+    predicate_row(host_name::NAME, host_name::build, Argument::None, false),
+    predicate_row(pod_fits_host_ports::NAME, pod_fits_host_ports::build, Argument::None, false),
+    predicate_row(match_node_selector::NAME, match_node_selector::build, Argument::None, false),
     predicate_row(
-        "GeneralPredicates",
-        |a| Ok(Arc::new(general_predicates::GeneralPredicates::new(a.ignored_resources.clone()))),
-        true,
-    ),
-    predicate_row("HostName", |_| Ok(Arc::new(host_name::HostName)), false),
-    predicate_row("PodFitsHostPorts", |_| Ok(Arc::new(pod_fits_host_ports::PodFitsHostPorts)), false),
-    predicate_row("MatchNodeSelector", |_| Ok(Arc::new(match_node_selector::MatchNodeSelector)), false),
-    predicate_row(
-        "PodFitsResources",
-        |a| Ok(Arc::new(pod_fits_resources::PodFitsResources::new(a.ignored_resources.clone()))),
+        pod_fits_resources::NAME,
+        pod_fits_resources::build,
+        Argument::Fields(ignored_resources::FIELDS),
         false,
     ),
-    predicate_row("NoDiskConflict", |_| Ok(Arc::new(no_disk_conflict::NoDiskConflict)), true),
+    predicate_row(no_disk_conflict::NAME, no_disk_conflict::build, Argument::None, true),
+    predicate_row(pod_tolerates_node_taints::NAME, pod_tolerates_node_taints::build, Argument::None, true),
     predicate_row(
-        "PodToleratesNodeTaints",
-        |_| Ok(Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::all())),
-        true,
-    ),
-    predicate_row(
-        "PodToleratesNodeNoExecuteTaints",
-        |_| Ok(Arc::new(pod_tolerates_node_taints::PodToleratesNodeTaints::no_execute())),
+        pod_tolerates_node_taints::NO_EXECUTE_NAME,
+        pod_tolerates_node_taints::build_no_execute,
+        Argument::None,
         false,
     ),
-    PredicateRow {
-        name: check_node_label_presence::NAME,
-        build: check_node_label_presence::build,
-        argument: Argument::Required("labelsPresence"),
-        default: false,
-    },
-    PredicateRow {
-        name: check_service_affinity::NAME,
-        build: check_service_affinity::build,
-        argument: Argument::Required("serviceAffinity"),
-        default: false,
-    },
-    predicate_row("MaxEBSVolumeCount", |_| Ok(Arc::new(max_ebs_volume_count::predicate())), true),
-    predicate_row("MaxGCEPDVolumeCount", |_| Ok(Arc::new(max_gce_pd_volume_count::predicate())), true),
-    predicate_row("MaxCSIVolumeCount", |_| Ok(Arc::new(max_csi_volume_count::MaxCSIVolumeCount)), true),
-    predicate_row("MaxAzureDiskVolumeCount", |_| Ok(Arc::new(max_azure_disk_volume_count::predicate())), true),
-    predicate_row("CheckVolumeBinding", |_| Ok(Arc::new(check_volume_binding::CheckVolumeBinding)), true),
-    predicate_row("NoVolumeZoneConflict", |_| Ok(Arc::new(no_volume_zone_conflict::NoVolumeZoneConflict)), true),
-    predicate_row("CheckNodeMemoryPressure", |_| Ok(Arc::new(check_node_memory_pressure::predicate())), true),
-    predicate_row("CheckNodePIDPressure", |_| Ok(Arc::new(check_node_pid_pressure::predicate())), true),
-    predicate_row("CheckNodeDiskPressure", |_| Ok(Arc::new(check_node_disk_pressure::predicate())), true),
-    predicate_row("EvenPodsSpread", |_| Ok(Arc::new(even_pods_spread::EvenPodsSpread)), true),
-    predicate_row("MatchInterPodAffinity", |_| Ok(Arc::new(match_inter_pod_affinity::MatchInterPodAffinity)), true),
+    predicate_row(
+        check_node_label_presence::NAME,
+        check_node_label_presence::build,
+        Argument::Required("labelsPresence"),
+        false,
+    ),
+    predicate_row(
+        check_service_affinity::NAME,
+        check_service_affinity::build,
+        Argument::Required("serviceAffinity"),
+        false,
+    ),
+    predicate_row(max_ebs_volume_count::NAME, max_ebs_volume_count::build, Argument::None, true),
+    predicate_row(max_gce_pd_volume_count::NAME, max_gce_pd_volume_count::build, Argument::None, true),
+    predicate_row(max_csi_volume_count::NAME, max_csi_volume_count::build, Argument::None, true),
+    predicate_row(max_azure_disk_volume_count::NAME, max_azure_disk_volume_count::build, Argument::None, true),
+    predicate_row(check_volume_binding::NAME, check_volume_binding::build, Argument::None, true),
+    predicate_row(no_volume_zone_conflict::NAME, no_volume_zone_conflict::build, Argument::None, true),
+    predicate_row(check_node_memory_pressure::NAME, check_node_memory_pressure::build, Argument::None, true),
+    predicate_row(check_node_pid_pressure::NAME, check_node_pid_pressure::build, Argument::None, true),
+    predicate_row(check_node_disk_pressure::NAME, check_node_disk_pressure::build, Argument::None, true),
+    predicate_row(even_pods_spread::NAME, even_pods_spread::build, Argument::None, true),
+    predicate_row(match_inter_pod_affinity::NAME, match_inter_pod_affinity::build, Argument::None, true),
+    // A plugin that exists only in the crate's tests: proof that a plugin with a Policy argument
+    // is its file and this row (see `crate::predicates::test_argument`).
+    #[cfg(test)]
+    predicate_row(test_argument::NAME, test_argument::build, Argument::Required(test_argument::KEY), false),
 ];
 
 /// Other spellings Policy files use: upstream registered the CSI count as `MaxCSIVolumeCountPred`.
-pub const PREDICATE_ALIASES: &[(&str, &str)] = &[("MaxCSIVolumeCountPred", "MaxCSIVolumeCount")];
+pub const PREDICATE_ALIASES: &[(&str, &str)] = &[("MaxCSIVolumeCountPred", max_csi_volume_count::NAME)];
 
-const fn priority_row(name: &'static str, build: PriorityBuilder, default_weight: Option<i64>) -> PriorityRow {
-    PriorityRow { name, build, argument: Argument::None, default_weight }
+const fn priority_row(
+    name: &'static str,
+    build: PriorityBuilder,
+    argument: Argument,
+    weight: Option<i64>,
+) -> PriorityRow {
+    PriorityRow { name, build, argument, default_weight: weight }
 }
 
 /// Every priority, in the order the default set lists them.
 pub const PRIORITIES: &[PriorityRow] = &[
-    priority_row("SelectorSpreadPriority", selector_spread::build, Some(1)),
-    priority_row("ServiceSpreadingPriority", service_spreading::build, None),
-    priority_row("InterPodAffinityPriority", inter_pod_affinity::build, Some(1)),
-    priority_row("LeastRequestedPriority", least_requested::build, Some(1)),
-    priority_row("MostRequestedPriority", most_requested::build, None),
-    priority_row("BalancedResourceAllocation", balanced_resource_allocation::build, Some(1)),
-    PriorityRow {
-        name: "RequestedToCapacityRatioPriority",
-        build: requested_to_capacity_ratio::build,
-        argument: Argument::Optional("requestedToCapacityRatioArguments"),
-        default_weight: None,
-    },
-    priority_row("NodePreferAvoidPodsPriority", node_prefer_avoid_pods::build, Some(10000)),
-    priority_row("NodeAffinityPriority", node_affinity::build, Some(1)),
-    priority_row("TaintTolerationPriority", taint_toleration::build, Some(1)),
-    priority_row("ImageLocalityPriority", image_locality::build, Some(1)),
-    priority_row("EvenPodsSpreadPriority", even_pods_spread_priority::build, None),
-    PriorityRow {
-        name: "NodeLabelPriority",
-        build: node_label::build,
-        argument: Argument::Required("labelPreference"),
-        default_weight: None,
-    },
-    PriorityRow {
-        name: "ServiceAntiAffinityPriority",
-        build: service_anti_affinity::build,
-        argument: Argument::Required("serviceAntiAffinity"),
-        default_weight: None,
-    },
-    priority_row("ResourceLimitsPriority", resource_limits::build, None),
-    priority_row("EqualPriority", equal::build, None),
+    priority_row(selector_spread::NAME, selector_spread::build, Argument::None, Some(1)),
+    priority_row(service_spreading::NAME, service_spreading::build, Argument::None, None),
+    priority_row(inter_pod_affinity::NAME, inter_pod_affinity::build, Argument::None, Some(1)),
+    priority_row(least_requested::NAME, least_requested::build, Argument::None, Some(1)),
+    priority_row(most_requested::NAME, most_requested::build, Argument::None, None),
+    priority_row(balanced_resource_allocation::NAME, balanced_resource_allocation::build, Argument::None, Some(1)),
+    priority_row(
+        requested_to_capacity_ratio::NAME,
+        requested_to_capacity_ratio::build,
+        Argument::Optional("requestedToCapacityRatioArguments"),
+        None,
+    ),
+    priority_row(node_prefer_avoid_pods::NAME, node_prefer_avoid_pods::build, Argument::None, Some(10000)),
+    priority_row(node_affinity::NAME, node_affinity::build, Argument::None, Some(1)),
+    priority_row(taint_toleration::NAME, taint_toleration::build, Argument::None, Some(1)),
+    priority_row(image_locality::NAME, image_locality::build, Argument::None, Some(1)),
+    priority_row(even_pods_spread_priority::NAME, even_pods_spread_priority::build, Argument::None, None),
+    priority_row(node_label::NAME, node_label::build, Argument::Required("labelPreference"), None),
+    priority_row(
+        service_anti_affinity::NAME,
+        service_anti_affinity::build,
+        Argument::Required("serviceAntiAffinity"),
+        None,
+    ),
+    priority_row(resource_limits::NAME, resource_limits::build, Argument::None, None),
+    priority_row(equal::NAME, equal::build, Argument::None, None),
 ];
 
 /// A predicate's row and static rank, by its Policy name (or an alias).
@@ -186,29 +189,26 @@ pub fn priority_row_named(name: &str) -> Option<&'static PriorityRow> {
     PRIORITIES.iter().find(|row| row.name == name)
 }
 
-/// A predicate that takes no argument, built with the default settings (tests, tools).
+/// A predicate built without a Policy entry (no argument, default settings), if it can be: tests
+/// and tools.
 pub fn predicate(name: &str) -> Option<Arc<dyn AnyPredicate>> {
     let (_, row) = predicate_row_named(name)?;
-    let args = PredicateArgs { name: row.name, argument: None, ignored_resources: &IgnoredResources::default() };
-    (row.argument.key().is_none()).then(|| (row.build)(&args).ok()).flatten()
+    (row.build)(&PredicateArgs::bare(row.name)).ok()
 }
 
-/// A priority without argument, built with the default settings (tests, tools).
+/// A priority built without a Policy entry (no argument, default settings), if it can be: tests
+/// and tools.
 pub fn priority(name: &str) -> Option<Arc<dyn Priority>> {
     let row = priority_row_named(name)?;
-    let args = PriorityArgs { name: row.name, argument: None, hard_pod_affinity_symmetric_weight: 1 };
-    (row.build)(&args).ok()
+    (row.build)(&PriorityArgs::bare(row.name)).ok()
 }
 
 /// The default predicates, in static order.
 pub fn default_predicates() -> Vec<Arc<dyn AnyPredicate>> {
-    let ignored = IgnoredResources::default();
     PREDICATES
         .iter()
         .filter(|row| row.default)
-        .filter_map(|row| {
-            (row.build)(&PredicateArgs { name: row.name, argument: None, ignored_resources: &ignored }).ok()
-        })
+        .filter_map(|row| (row.build)(&PredicateArgs::bare(row.name)).ok())
         .collect()
 }
 
@@ -248,6 +248,7 @@ mod tests {
     fn static_order_is_the_documented_one() {
         let names: Vec<_> = PREDICATES.iter().map(|r| r.name).collect();
         assert_eq!(names.first(), Some(&"CheckNodeCondition"));
+        let names: Vec<_> = names.into_iter().filter(|n| *n != test_argument::NAME).collect();
         assert_eq!(names.last(), Some(&"MatchInterPodAffinity"));
         assert_eq!(names[names.len() - 2], "EvenPodsSpread");
         assert_eq!(names.len(), 23);

@@ -1,29 +1,79 @@
-//! Building a plugin from its Policy entry, checked the same way for every row: the name (a
+//! Building plugins from their Policy entries, checked the same way for every row: the name (a
 //! registered one, or a custom one selected by its argument's key), and whether the entry carries
 //! the argument its row declares. Constructors then only read their own argument's contents.
 
+use std::fmt;
 use std::sync::Arc;
 
-use crate::framework::{AnyPredicate, IgnoredResources, Priority, PriorityArgs};
-use crate::registry::{predicate_row_named, priority_row_named, Argument, PredicateArgs, PREDICATES, PRIORITIES};
+use serde_json::Value;
 
-/// Why an entry does not build: the rest of the message after the entry's place in the file,
-/// either a field under it (`.argument.labelPreference: ...`) or the entry itself (`: ...`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EntryError(String);
+use crate::framework::{AnyPredicate, ArgumentError, PolicyArguments, PredicateArgs, Priority, PriorityArgs};
+use crate::registry::{Argument, PredicateRow, PriorityRow, PREDICATES, PREDICATE_ALIASES, PRIORITIES};
 
-impl EntryError {
-    fn entry(message: impl std::fmt::Display) -> Self {
-        EntryError(format!(": {message}"))
+/// A predicate or a priority, in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginKind {
+    Predicate,
+    Priority,
+}
+
+impl fmt::Display for PluginKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PluginKind::Predicate => "predicate",
+            PluginKind::Priority => "priority",
+        })
     }
+}
 
-    fn field(field: &str, message: impl std::fmt::Display) -> Self {
-        EntryError(format!(".{field}: {message}"))
+/// Why a Policy entry does not build. The message is what follows the entry's place in the file
+/// (`predicates[3] ("HostName"): ...`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EntryError {
+    #[error("unknown {kind}; this version knows {}", known.join(", "))]
+    Unknown { kind: PluginKind, known: Vec<&'static str> },
+    #[error("name: a custom {kind} name must be letters, digits and inner '-' only")]
+    CustomName { kind: PluginKind },
+    #[error("argument: must be an object")]
+    NotAnObject,
+    #[error("argument: must hold exactly one of {}", keys.join(", "))]
+    NotOneKey { keys: Vec<&'static str> },
+    #[error("argument.{key}: unknown {kind} argument")]
+    UnknownArgument { kind: PluginKind, key: String },
+    #[error("argument.{key}: required by {plugin}")]
+    Required { key: &'static str, plugin: &'static str },
+    #[error("argument: {plugin} takes no argument")]
+    TakesNone { plugin: &'static str },
+    #[error("argument.{key}: {plugin} takes no such argument")]
+    NoSuchArgument { key: String, plugin: &'static str },
+    #[error("argument.{field}: {plugin} takes only {}", fields.join(" and "))]
+    UnknownField { field: String, plugin: &'static str, fields: &'static [&'static str] },
+    /// The plugin refused the argument's contents.
+    #[error(transparent)]
+    Argument(#[from] ArgumentError),
+}
+
+/// What a registry row is to the checks: its name and its argument.
+trait Row {
+    fn name(&self) -> &'static str;
+    fn argument(&self) -> Argument;
+}
+
+impl Row for PredicateRow {
+    fn name(&self) -> &'static str {
+        self.name
     }
+    fn argument(&self) -> Argument {
+        self.argument
+    }
+}
 
-    /// The full message for the entry at `at` (e.g. `predicates[3] ("HostName")`).
-    pub fn at(&self, at: &str) -> String {
-        format!("{at}{}", self.0)
+impl Row for PriorityRow {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn argument(&self) -> Argument {
+        self.argument
     }
 }
 
@@ -36,130 +86,182 @@ fn is_valid_custom_name(name: &str) -> bool {
         && b[b.len() - 1].is_ascii_alphanumeric()
 }
 
-/// The predicate a Policy entry names, with its static rank. `argument` is the key and value of
-/// the entry's keyed argument, if it has one; `ignored` what the Policy's PodFitsResources entry
-/// ignores.
-pub fn build_predicate(
-    name: &str,
-    argument: Option<(&str, &serde_json::Value)>,
-    ignored: &IgnoredResources,
-) -> Result<(usize, Arc<dyn AnyPredicate>), EntryError> {
-    let (rank, row) = match (predicate_row_named(name), argument) {
-        (Some((rank, row)), None) => {
-            if let Argument::Required(key) = row.argument {
-                return Err(EntryError::entry(format!("argument.{key}: required by {}", row.name)));
-            }
-            (rank, row)
-        }
-        (Some((rank, row)), Some((key, _))) if row.argument.key() == Some(key) => (rank, row),
-        (Some((_, row)), Some(_)) => {
-            return Err(EntryError::entry(format!("argument: {} takes no argument", row.name)))
-        }
-        (None, Some((key, _))) => {
-            let found = PREDICATES.iter().enumerate().find(|(_, row)| row.argument.key() == Some(key));
-            let Some((rank, row)) = found else {
-                return Err(EntryError::field(&format!("argument.{key}"), "unknown predicate argument"));
-            };
-            if !is_valid_custom_name(name) {
-                return Err(EntryError::entry(
-                    "name: a custom predicate name must be letters, digits and inner '-' only",
-                ));
-            }
-            (rank, row)
-        }
-        (None, None) => {
-            let known: Vec<_> = PREDICATES.iter().map(|row| row.name).collect();
-            return Err(EntryError::entry(format!("unknown predicate; this version knows {}", known.join(", "))));
-        }
-    };
-    let args = PredicateArgs { name, argument: argument.map(|(_, value)| value), ignored_resources: ignored };
-    let predicate = (row.build)(&args).map_err(EntryError::entry)?;
-    Ok((rank, predicate))
+/// The only key of an object, if it has exactly one.
+fn single(map: &serde_json::Map<String, Value>) -> Option<(&str, &Value)> {
+    let mut keys = map.iter();
+    match (keys.next(), keys.next()) {
+        (Some((key, value)), None) => Some((key.as_str(), value)),
+        _ => None,
+    }
 }
 
-/// The priority a Policy entry names. `argument` is the entry's `argument` object, which must
-/// hold exactly one key.
+/// The row an entry selects (its index in `rows`) and the argument its `build` gets: the value
+/// under the row's key, or the whole object for a row whose argument is its fields.
+fn resolve<'v, R: Row>(
+    kind: PluginKind,
+    rows: &[R],
+    name: &str,
+    argument: Option<&'v Value>,
+) -> Result<(usize, Option<&'v Value>), EntryError> {
+    let object = match argument {
+        None => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(_) => return Err(EntryError::NotAnObject),
+    };
+    let keys = || rows.iter().filter_map(|row| row.argument().key()).collect();
+    let Some(index) = rows.iter().position(|row| row.name() == name) else {
+        // Not registered: a custom name for the plugin its argument's key selects.
+        let Some(map) = object else {
+            return Err(EntryError::Unknown { kind, known: rows.iter().map(Row::name).collect() });
+        };
+        let Some((key, value)) = single(map) else { return Err(EntryError::NotOneKey { keys: keys() }) };
+        let Some(index) = rows.iter().position(|row| row.argument().key() == Some(key)) else {
+            return Err(EntryError::UnknownArgument { kind, key: key.to_string() });
+        };
+        if !is_valid_custom_name(name) {
+            return Err(EntryError::CustomName { kind });
+        }
+        return Ok((index, Some(value)));
+    };
+    let plugin = rows[index].name();
+    let value = match (rows[index].argument(), object) {
+        (Argument::Required(key), None) => return Err(EntryError::Required { key, plugin }),
+        (_, None) => None,
+        (Argument::None, Some(_)) => return Err(EntryError::TakesNone { plugin }),
+        (Argument::Fields(fields), Some(map)) => {
+            if let Some(field) = map.keys().find(|k| !fields.contains(&k.as_str())) {
+                return Err(EntryError::UnknownField { field: field.clone(), plugin, fields });
+            }
+            argument
+        }
+        (Argument::Optional(key) | Argument::Required(key), Some(map)) => match single(map) {
+            Some((k, value)) if k == key => Some(value),
+            Some((k, _)) => return Err(EntryError::NoSuchArgument { key: k.to_string(), plugin }),
+            None => return Err(EntryError::NotOneKey { keys: vec![key] }),
+        },
+    };
+    Ok((index, value))
+}
+
+/// A predicate entry of a Policy: its name and its `argument` object.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    pub name: &'a str,
+    pub argument: Option<&'a Value>,
+}
+
+/// A predicate built for an entry, with its static rank (its row's position).
+pub struct Ranked {
+    pub rank: usize,
+    pub predicate: Arc<dyn AnyPredicate>,
+}
+
+/// The predicates the entries name, each with its static rank, in entry order; or the index of
+/// the first entry that does not build and why. Every entry is resolved before any is built, so
+/// a plugin may read another entry's argument ([`PolicyArguments`]).
+pub fn build_predicates(entries: &[Entry<'_>]) -> Result<Vec<Ranked>, (usize, EntryError)> {
+    let mut resolved = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let name = PREDICATE_ALIASES.iter().find(|(alias, _)| *alias == entry.name).map_or(entry.name, |(_, r)| *r);
+        let (rank, value) = resolve(PluginKind::Predicate, PREDICATES, name, entry.argument).map_err(|e| (i, e))?;
+        resolved.push((rank, value));
+    }
+    let arguments: Vec<(&'static str, &Value)> =
+        resolved.iter().filter_map(|(rank, value)| Some((PREDICATES[*rank].name, (*value)?))).collect();
+    let policy = PolicyArguments::new(&arguments);
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, (entry, (rank, value))) in entries.iter().zip(resolved).enumerate() {
+        let args = PredicateArgs { name: entry.name, argument: value, policy };
+        let predicate = (PREDICATES[rank].build)(&args).map_err(|e| (i, EntryError::from(e)))?;
+        out.push(Ranked { rank, predicate });
+    }
+    Ok(out)
+}
+
+/// The priority a Policy entry names, with its `argument` object.
 pub fn build_priority(
     name: &str,
-    argument: Option<&serde_json::Value>,
+    argument: Option<&Value>,
     hard_pod_affinity_symmetric_weight: i64,
 ) -> Result<Arc<dyn Priority>, EntryError> {
-    let argument = match argument {
-        None => None,
-        Some(serde_json::Value::Object(m)) if m.len() == 1 => m.iter().next(),
-        Some(_) => {
-            let keys: Vec<_> = PRIORITIES.iter().filter_map(|row| row.argument.key()).collect();
-            return Err(EntryError::field("argument", format!("must hold exactly one of {}", keys.join(", "))));
-        }
-    };
-    let row = match (priority_row_named(name), argument) {
-        (Some(row), None) => {
-            if let Argument::Required(key) = row.argument {
-                return Err(EntryError::entry(format!("argument.{key}: required by {}", row.name)));
-            }
-            row
-        }
-        (Some(row), Some((key, _))) if row.argument.key() == Some(key.as_str()) => row,
-        (Some(row), Some((key, _))) => {
-            return Err(EntryError::field(&format!("argument.{key}"), format!("{} takes no such argument", row.name)))
-        }
-        (None, Some((key, _))) => {
-            let Some(row) = PRIORITIES.iter().find(|row| row.argument.key() == Some(key.as_str())) else {
-                return Err(EntryError::field(&format!("argument.{key}"), "unknown priority argument"));
-            };
-            if !is_valid_custom_name(name) {
-                return Err(EntryError::entry(
-                    "name: a custom priority name must be letters, digits and inner '-' only",
-                ));
-            }
-            row
-        }
-        (None, None) => {
-            let known: Vec<_> = PRIORITIES.iter().map(|row| row.name).collect();
-            return Err(EntryError::entry(format!("unknown priority; this version knows {}", known.join(", "))));
-        }
-    };
-    let args = PriorityArgs { name, argument: argument.map(|(_, value)| value), hard_pod_affinity_symmetric_weight };
-    (row.build)(&args).map_err(EntryError::entry)
+    let (index, value) = resolve(PluginKind::Priority, PRIORITIES, name, argument)?;
+    let args = PriorityArgs { name, argument: value, hard_pod_affinity_symmetric_weight };
+    Ok((PRIORITIES[index].build)(&args)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn predicate(name: &str, argument: Option<&Value>) -> Result<(), String> {
+        build_predicates(&[Entry { name, argument }]).map(|_| ()).map_err(|(_, e)| e.to_string())
+    }
+
     #[test]
     fn a_plugin_without_an_argument_refuses_one_and_one_that_needs_it_asks_for_it() {
-        let value = serde_json::json!({"labels": ["a"], "presence": true});
-        let ignored = IgnoredResources::default();
+        let value = serde_json::json!({"labelsPresence": {"labels": ["a"], "presence": true}});
         for row in PREDICATES {
-            let got = build_predicate(row.name, Some(("labelsPresence", &value)), &ignored).map(|_| ());
-            match row.argument.key() {
-                Some("labelsPresence") => assert_eq!(got, Ok(()), "{}", row.name),
-                _ => assert_eq!(got.unwrap_err().at("p"), format!("p: argument: {} takes no argument", row.name)),
+            let got = predicate(row.name, Some(&value));
+            match row.argument {
+                Argument::Required("labelsPresence") => assert_eq!(got, Ok(()), "{}", row.name),
+                Argument::None => assert_eq!(got.unwrap_err(), format!("argument: {} takes no argument", row.name)),
+                Argument::Fields(_) => {
+                    assert_eq!(
+                        got.unwrap_err(),
+                        format!(
+                            "argument.labelsPresence: {} takes only ignoredResources and ignoredResourceGroups",
+                            row.name
+                        )
+                    )
+                }
+                Argument::Optional(_) | Argument::Required(_) => {
+                    assert_eq!(
+                        got.unwrap_err(),
+                        format!("argument.labelsPresence: {} takes no such argument", row.name)
+                    )
+                }
             }
-            if let Some(key) = row.argument.key() {
-                let got = build_predicate(row.name, None, &ignored).map(|_| ()).unwrap_err();
-                assert_eq!(got.at("p"), format!("p: argument.{key}: required by {}", row.name));
+            if let Argument::Required(key) = row.argument {
+                assert_eq!(predicate(row.name, None).unwrap_err(), format!("argument.{key}: required by {}", row.name));
             }
         }
         let value = serde_json::json!({"labelPreference": {"label": "ssd", "presence": true}});
         for row in PRIORITIES {
-            let got = build_priority(row.name, Some(&value), 1).map(|_| ());
+            let got = build_priority(row.name, Some(&value), 1).map(|_| ()).map_err(|e| e.to_string());
             match row.argument {
                 Argument::Required("labelPreference") => assert_eq!(got, Ok(())),
+                Argument::None => assert_eq!(got.unwrap_err(), format!("argument: {} takes no argument", row.name)),
                 _ => assert_eq!(
-                    got.unwrap_err().at("p"),
-                    format!("p.argument.labelPreference: {} takes no such argument", row.name)
+                    got.unwrap_err(),
+                    format!("argument.labelPreference: {} takes no such argument", row.name)
                 ),
             }
-            let without = build_priority(row.name, None, 1).map(|_| ());
+            let without = build_priority(row.name, None, 1).map(|_| ()).map_err(|e| e.to_string());
             match row.argument {
                 Argument::Required(key) => {
-                    assert_eq!(without.unwrap_err().at("p"), format!("p: argument.{key}: required by {}", row.name))
+                    assert_eq!(without.unwrap_err(), format!("argument.{key}: required by {}", row.name))
                 }
                 _ => assert_eq!(without, Ok(()), "{}", row.name),
             }
         }
+    }
+
+    #[test]
+    fn a_custom_name_is_selected_by_its_arguments_key() {
+        let value = serde_json::json!({"labelsPresence": {"labels": ["a"], "presence": true}});
+        assert_eq!(predicate("ZoneRequired", Some(&value)), Ok(()));
+        assert_eq!(predicate("ZoneRequired", None).unwrap_err().split(';').next(), Some("unknown predicate"));
+        assert_eq!(
+            predicate("Zone Required", Some(&value)).unwrap_err(),
+            "name: a custom predicate name must be letters, digits and inner '-' only"
+        );
+        let bogus = serde_json::json!({"bogus": {}});
+        assert_eq!(predicate("Custom", Some(&bogus)).unwrap_err(), "argument.bogus: unknown predicate argument");
+        let two = serde_json::json!({"labelsPresence": {}, "serviceAffinity": {}});
+        assert!(predicate("Custom", Some(&two))
+            .unwrap_err()
+            .starts_with("argument: must hold exactly one of labelsPresence, serviceAffinity"));
+        assert_eq!(predicate("Custom", Some(&serde_json::json!([1]))).unwrap_err(), "argument: must be an object");
     }
 
     #[test]

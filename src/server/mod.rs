@@ -34,7 +34,7 @@ use crate::engine::{Evaluator, OrderingMode, Plan};
 use crate::metrics::Metrics;
 pub use admin::Readiness;
 pub use connections::ConnectionLimits;
-use policy_reload::{log_plan, read_policy_ordered, PlanCell, ReloadingPolicy};
+use policy_reload::{log_plan, PlanCell, ReloadingPolicy};
 pub use tls::{TlsError, TlsFiles};
 
 /// Where the cluster model comes from.
@@ -279,15 +279,16 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
     // An invalid Policy file at startup is an error; later, a change that does not load is not.
-    let in_memory = |plan: Plan| match config.predicate_ordering {
+    let overrides = crate::policy::Overrides { ordering: config.predicate_ordering };
+    let in_memory = |plan: Plan| match overrides.ordering {
         Some(mode) => plan.with_ordering(mode),
         None => plan,
     };
     let (policy_file, plan) = match &config.policy {
         PolicySource::Default => (None, in_memory(Plan::default_plan())),
         PolicySource::File(path) => {
-            let (bytes, plan) = read_policy_ordered(path, config.predicate_ordering)?;
-            (Some((path.clone(), bytes)), plan)
+            let loaded = crate::policy::load(path, overrides)?;
+            (Some((path.clone(), loaded.bytes)), loaded.plan)
         }
         PolicySource::Plan(plan) => (None, in_memory(plan.clone())),
     };
@@ -321,8 +322,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         wake
     });
     if let Some((path, bytes)) = policy_file {
-        let policy = ReloadingPolicy::new(path, bytes, Arc::clone(&plan), Arc::clone(&metrics))
-            .with_ordering_override(config.predicate_ordering);
+        let policy = ReloadingPolicy::new(path, bytes, overrides, Arc::clone(&plan), Arc::clone(&metrics));
         background.push(reload::spawn(Arc::new(policy), config.reload_interval, wake.clone()));
     }
     if let Some(tls) = &tls {

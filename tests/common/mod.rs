@@ -8,7 +8,7 @@ pub mod model_diff;
 use std::path::{Path, PathBuf};
 
 use predicate_extender::cluster::source::parse_objects;
-use predicate_extender::policy::parse_policy;
+use predicate_extender::policy::{parse, Overrides};
 use predicate_extender::server::{start, ClusterSource, PolicySource, RunningServer, ServeConfig};
 use serde_json::Value;
 
@@ -37,7 +37,7 @@ pub fn cluster(text: &str) -> ClusterSource {
 
 /// A plan from Policy text.
 pub fn policy(text: &str) -> PolicySource {
-    match parse_policy("test policy", text) {
+    match parse("test policy", text.as_bytes(), Overrides::default()) {
         Ok(plan) => PolicySource::Plan(plan),
         Err(e) => panic!("test policy: {e}"),
     }

@@ -1,5 +1,5 @@
 //! The files an operator gives: the Policy (startup and every reload read it with
-//! [`plan_of`]) and the cluster snapshot (`--cluster-snapshot`, `explain`: [`parse_objects`]).
+//! [`crate::policy::parse`]) and the cluster snapshot (`--cluster-snapshot`, `explain`: [`parse_objects`]).
 //! What loads is then put to work: the verbs are answered under the plan, or on the model.
 
 use std::sync::LazyLock;
@@ -8,7 +8,6 @@ use crate::cluster::source::demo::demo_objects;
 use crate::cluster::source::{parse_objects, SourceError};
 use crate::cluster::Snapshot;
 use crate::policy::Plan;
-use crate::server::policy_reload::plan_of;
 use crate::testing::fuzz::{ensure, shown, verbs, Harness, Violation};
 
 /// The demo cluster, loaded once.
@@ -25,12 +24,12 @@ const BUSY: &str = r#"{"metadata":{"name":"busy","namespace":"default","uid":"u-
 /// A Policy file: an error names the file and says what is wrong; a plan that loads answers
 /// /filter, /prioritize and /preempt on the demo cluster well-formed.
 pub fn policy(file: &str, input: &[u8]) -> Result<(), Violation> {
-    let plan = match plan_of(file, input, None) {
+    let plan = match crate::policy::parse(file, input, crate::policy::Overrides::default()) {
         Ok(plan) => plan,
         Err(e) => {
             let prefix = format!("{file}: ");
             return ensure(
-                e.file == file && e.to_string().starts_with(&prefix) && !e.message.trim().is_empty(),
+                e.file() == file && e.to_string().strip_prefix(&prefix).is_some_and(|m| !m.trim().is_empty()),
                 || format!("Policy {}: the error {e:?} does not name the file or says nothing", shown(input)),
             );
         }
