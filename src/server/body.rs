@@ -20,7 +20,8 @@ const INITIAL_RESERVE: usize = 1 << 20;
 const DRAIN_TIME: Duration = Duration::from_secs(2);
 
 /// Why a body could not be read: the status to answer and the message for `Error`.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
 pub struct BodyError {
     pub status: StatusCode,
     pub message: String,

@@ -27,6 +27,7 @@ use crate::explain::view::View;
 use crate::explain::ExplainError;
 use crate::server::body::read_body;
 use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest, Subject};
+use crate::server::verb::{Verb, VerbError};
 use crate::server::AppState;
 
 /// What the client reads.
@@ -49,7 +50,8 @@ struct Answer {
 }
 
 impl Answer {
-    fn error(format: Format, status: StatusCode, message: &str) -> Answer {
+    fn error(format: Format, e: &VerbError) -> Answer {
+        let (status, message) = (e.status(Verb::Explain), e.to_string());
         let body = match format {
             Format::Json => serde_json::json!({ "Error": message }).to_string(),
             Format::Table => format!("{message}\n"),
@@ -75,9 +77,10 @@ impl Answer {
 /// The format `Accept` asks for: the acceptable type with the highest `q`; on equal `q`, the one
 /// matched more specifically (`text/plain` over `text/*` over `*/*`), then the one listed first,
 /// then the table. No `Accept` header: the table.
-pub fn negotiate(accept: Option<&HeaderValue>) -> Result<Format, String> {
+pub fn negotiate(accept: Option<&HeaderValue>) -> Result<Format, VerbError> {
     let Some(accept) = accept else { return Ok(Format::Table) };
-    let text = accept.to_str().map_err(|_| "Accept: not a readable header value".to_string())?;
+    let text =
+        accept.to_str().map_err(|_| VerbError::NotAcceptable("Accept: not a readable header value".to_string()))?;
     // Each range: its media type (lower case), its q in thousandths, its position.
     let ranges: Vec<(String, u32, usize)> = text
         .split(',')
@@ -119,7 +122,8 @@ pub fn negotiate(accept: Option<&HeaderValue>) -> Result<Format, String> {
         .into_iter()
         .filter_map(|(f, r)| r.filter(|(q, _, _)| *q > 0).map(|r| (f, r)))
         .max_by_key(|(_, r)| *r);
-    best.map(|(f, _)| f).ok_or_else(|| format!("Accept: {text}: the report is {TABLE} (a table) or {JSON}"))
+    best.map(|(f, _)| f)
+        .ok_or_else(|| VerbError::NotAcceptable(format!("Accept: {text}: the report is {TABLE} (a table) or {JSON}")))
 }
 
 /// How the query spells an option, for messages: `?top=N`, `?all`.
@@ -131,22 +135,23 @@ fn param(name: &str) -> String {
 }
 
 /// `node=` (repeatable), `top=`, `all`; anything else is refused.
-pub fn parse_query(query: Option<&str>) -> Result<View, String> {
+pub fn parse_query(query: Option<&str>) -> Result<View, VerbError> {
+    let bad = |message: String| Err(VerbError::BadRequest(message));
     let mut view = View::default();
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match key.as_ref() {
-            "node" if value.is_empty() => return Err("node=: give a node name".to_string()),
+            "node" if value.is_empty() => return bad("node=: give a node name".to_string()),
             "node" => view.nodes.push(value.into_owned()),
             "top" => match value.parse::<usize>() {
                 Ok(n) if n >= 1 => view.top = Some(n),
-                _ => return Err(format!("top={value}: expected a whole number of nodes, at least 1")),
+                _ => return bad(format!("top={value}: expected a whole number of nodes, at least 1")),
             },
             "all" => match value.as_ref() {
                 "" | "true" | "1" => view.all = true,
                 "false" | "0" => view.all = false,
-                _ => return Err(format!("all={value}: expected true or false")),
+                _ => return bad(format!("all={value}: expected true or false")),
             },
-            other => return Err(format!("unknown query parameter {other:?}: expected node, top or all")),
+            other => return bad(format!("unknown query parameter {other:?}: expected node, top or all")),
         }
     }
     Ok(view)
@@ -164,7 +169,7 @@ struct Work {
 
 fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
     let format = work.format;
-    let bad = |message: String| Ok(Answer::error(format, StatusCode::BAD_REQUEST, &message));
+    let bad = |message: String| Ok(Answer::error(format, &VerbError::BadRequest(message)));
     let Ok(text) = std::str::from_utf8(&work.bytes) else {
         return bad("request body: not UTF-8 text; send a Pod as JSON or YAML".to_string());
     };
@@ -178,7 +183,7 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
     let snapshot = work.state.store.snapshot();
     work.subject.set(pod.key(), snapshot.node_count());
     if let Some(message) = work.state.not_synced() {
-        return Ok(Answer::error(format, StatusCode::SERVICE_UNAVAILABLE, &message));
+        return Ok(Answer::error(format, &VerbError::NotSynced(message)));
     }
     // Explained as if pending: a copy of the pod the cluster already has must not hold its own
     // resources (the copy is cheap: the snapshot's maps share their structure).
@@ -195,15 +200,12 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
         Ok(r) => r,
         Err(ExplainError::Cancelled(c)) => return Err(c),
         Err(ExplainError::UnknownNode(node)) => return bad(format!("node={node}: the cluster has no such node")),
-        Err(e) => return Ok(Answer::error(format, StatusCode::INTERNAL_SERVER_ERROR, &e.to_string())),
+        Err(e) => return Ok(Answer::error(format, &VerbError::Explain(Box::new(e)))),
     };
     let body = match format {
         Format::Json => match serde_json::to_string(&report) {
             Ok(json) => json,
-            Err(e) => {
-                let message = format!("encoding the report: {e}");
-                return Ok(Answer::error(format, StatusCode::INTERNAL_SERVER_ERROR, &message));
-            }
+            Err(source) => return Ok(Answer::error(format, &VerbError::Encode { what: "report", source })),
         },
         Format::Table => work.view.render(&report, Style { colour: false }, &param),
     };
@@ -219,25 +221,24 @@ pub async fn explain(
     let started = Instant::now();
     let format = match negotiate(headers.get(ACCEPT)) {
         Ok(f) => f,
-        Err(message) => return Answer::error(Format::Table, StatusCode::NOT_ACCEPTABLE, &message).into_response(),
+        Err(e) => return Answer::error(Format::Table, &e).into_response(),
     };
-    let view = match parse_query(query.as_deref()).and_then(|v| v.check(format == Format::Json, &param).map(|()| v)) {
+    let view = parse_query(query.as_deref())
+        .and_then(|v| v.check(format == Format::Json, &param).map(|()| v).map_err(VerbError::BadRequest));
+    let view = match view {
         Ok(v) => v,
-        Err(message) => return Answer::error(format, StatusCode::BAD_REQUEST, &message).into_response(),
+        Err(e) => return Answer::error(format, &e).into_response(),
     };
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
-        Err(e) => {
-            let e = body_refused("explain", e);
-            return Answer::error(format, e.status, &format!("request body: {}", e.message)).into_response();
-        }
+        Err(e) => return Answer::error(format, &body_refused(Verb::Explain, e)).into_response(),
     };
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
-    let request = PoolRequest { verb: "explain", subject: Arc::clone(&subject), cancel: &cancel };
+    let request = PoolRequest { verb: Verb::Explain, subject: Arc::clone(&subject), cancel: &cancel };
     let work =
         Work { state: Arc::clone(&state), bytes, view, format, subject: Arc::clone(&subject), cancel: cancel.clone() };
     let answer = run_on_pool(&state, request, move |ev| explain_on_pool(&work, ev)).await;
-    let answer = answer.unwrap_or_else(|message| Answer::error(format, StatusCode::SERVICE_UNAVAILABLE, &message));
+    let answer = answer.unwrap_or_else(|e| Answer::error(format, &e.into()));
     let elapsed_us = started.elapsed().as_micros() as u64;
     tracing::info!(
         verb = "explain",
@@ -276,11 +277,15 @@ mod tests {
         ];
         for (accept, want) in cases {
             let header = accept.map(HeaderValue::from_static);
-            let got = negotiate(header.as_ref());
+            let got = negotiate(header.as_ref()).map_err(|e| (e.status(Verb::Explain), e.to_string()));
             match want {
                 Ok(f) => assert_eq!(got, Ok(*f), "{accept:?}"),
                 Err(()) => {
-                    assert!(got.is_err_and(|e| e.contains("text/plain (a table) or application/json")), "{accept:?}")
+                    assert!(
+                        got.is_err_and(|(status, e)| status == StatusCode::NOT_ACCEPTABLE
+                            && e.contains("text/plain (a table) or application/json")),
+                        "{accept:?}"
+                    )
                 }
             }
         }
@@ -300,7 +305,8 @@ mod tests {
             ("nodes=a", "unknown query parameter \"nodes\": expected node, top or all"),
         ] {
             let got = parse_query(Some(query)).unwrap_err();
-            assert!(got.starts_with(want), "{query}: {got}");
+            assert_eq!(got.status(Verb::Explain), StatusCode::BAD_REQUEST);
+            assert!(got.to_string().starts_with(want), "{query}: {got}");
         }
     }
 }

@@ -21,9 +21,11 @@ use serde_json::value::RawValue;
 use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::body::{read_body, BodyError};
+use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::wire::{
-    Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult, HostPriority,
+    Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult,
+    ExtenderPreemptionResult, HostPriority,
 };
 
 /// Cancels the node evaluation when the handler is dropped: the client went away.
@@ -42,15 +44,21 @@ pub(crate) fn with_error_mark(mut response: Response) -> Response {
 }
 
 /// Logs a request whose body was refused (too large, unreadable), so every request has its line.
-pub(crate) fn body_refused(verb: &str, e: BodyError) -> BodyError {
-    tracing::info!(verb, status = e.status.as_u16(), error = %e.message, "refused a request body");
-    e
+pub(crate) fn body_refused(verb: Verb, e: BodyError) -> VerbError {
+    tracing::info!(verb = verb.name(), status = e.status.as_u16(), error = %e.message, "refused a request body");
+    VerbError::Body { verb, source: e }
+}
+
+/// Logs a body that is not a valid request.
+pub(crate) fn malformed(verb: Verb, e: crate::wire::WireError) -> VerbError {
+    tracing::info!(verb = verb.name(), error = %e, "rejected a malformed request");
+    VerbError::Malformed(e)
 }
 
 pub use crate::server::filter_result::{filter_result, UNKNOWN_NODE};
 
 /// A decoded filter or prioritize request, with its candidates resolved against the model.
-struct Prepared<'a> {
+struct ResolvedRequest<'a> {
     pod_key: String,
     job: RequestJob,
     /// The request's `Nodes`: list metadata and each node's bytes (`None` in `NodeNames` mode).
@@ -58,18 +66,15 @@ struct Prepared<'a> {
 }
 
 /// Decodes `ExtenderArgs` and resolves the candidates, on the evaluator's pool (decoding and
-/// resolving run in parallel on it); `Err` is the status and message to answer.
-fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (StatusCode, String)> {
+/// resolving run in parallel on it).
+fn resolve_request<'a>(request: &Incoming<'a>, verb: Verb) -> Result<ResolvedRequest<'a>, VerbError> {
     let Incoming { state, bytes, subject, cancel } = *request;
-    let args = ExtenderArgs::decode(bytes).map_err(|e| {
-        tracing::info!(verb, error = %e, "rejected a malformed request");
-        (StatusCode::BAD_REQUEST, e.to_string())
-    })?;
+    let args = ExtenderArgs::decode(bytes).map_err(|e| malformed(verb, e))?;
     let pod_key = args.pod.key();
     subject.set(pod_key.clone(), args.nodes.len());
     if let Some(message) = state.not_synced() {
-        tracing::info!(verb, pod = %pod_key, "answered before the cluster cache synced");
-        return Err((StatusCode::OK, message));
+        tracing::info!(verb = verb.name(), pod = %pod_key, "answered before the cluster cache synced");
+        return Err(VerbError::NotSynced(message));
     }
     let snapshot = state.store.snapshot();
     let (candidates, request_nodes) = match args.nodes {
@@ -89,12 +94,13 @@ fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (Stat
         }
     };
     let requests = &state.metrics.requests;
+    let verb_name = verb.name();
     if request_nodes.is_some() {
-        requests.candidates(verb, CandidateForm::Nodes, candidates.len());
+        requests.candidates(verb_name, CandidateForm::Nodes, candidates.len());
     } else {
         let unknown = candidates.iter().filter(|c| matches!(c, Candidate::Unknown(_))).count();
-        requests.candidates(verb, CandidateForm::NodeNames, candidates.len());
-        requests.candidates(verb, CandidateForm::Unknown, unknown);
+        requests.candidates(verb_name, CandidateForm::NodeNames, candidates.len());
+        requests.candidates(verb_name, CandidateForm::Unknown, unknown);
     }
     let job = RequestJob {
         plan: state.plan.load_full(),
@@ -103,9 +109,9 @@ fn prepare<'a>(request: &Incoming<'a>, verb: &str) -> Result<Prepared<'a>, (Stat
         candidates,
         from_request_nodes: request_nodes.is_some(),
         cancel: cancel.clone(),
-        timed: verb == "filter" && state.sampler.sample(),
+        timed: verb == Verb::Filter && state.sampler.sample(),
     };
-    Ok(Prepared { pod_key, job, request_nodes })
+    Ok(ResolvedRequest { pod_key, job, request_nodes })
 }
 
 /// The pod and the number of nodes a request is about, known once its body is decoded (on the
@@ -131,49 +137,50 @@ impl Subject {
 
 /// What [`run_on_pool`] says about the request in its log line and timeout message.
 pub(crate) struct PoolRequest<'a> {
-    pub verb: &'a str,
+    pub verb: Verb,
     pub subject: Arc<Subject>,
     pub cancel: &'a CancelFlag,
 }
 
 /// Runs `work` on the evaluator's pool within the request deadline, cancelling it when the deadline
-/// passes or the client goes away (this future is dropped). `Err` is the message to answer.
+/// passes or the client goes away (this future is dropped).
 pub(crate) async fn run_on_pool<R: Send + 'static>(
     state: &AppState,
     request: PoolRequest<'_>,
     work: impl FnOnce(&Evaluator) -> Result<R, Cancelled> + Send + 'static,
-) -> Result<R, String> {
+) -> Result<R, Unanswered> {
     let PoolRequest { verb, subject, cancel } = request;
+    let name = verb.name();
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
     let rx = state.evaluator.spawn(work);
     match tokio::time::timeout(state.request_timeout, rx).await {
         Ok(Ok(Ok(v))) => {
             if let Some((_, nodes)) = subject.get() {
-                state.metrics.requests.evaluated(verb, nodes);
+                state.metrics.requests.evaluated(name, nodes);
             }
             Ok(v)
         }
-        Ok(Ok(Err(_))) | Ok(Err(_)) => Err("the node evaluation was cancelled before it finished".to_string()),
+        Ok(Ok(Err(_))) | Ok(Err(_)) => Err(Unanswered::Cancelled),
         Err(_elapsed) => {
             cancel.cancel();
-            state.metrics.requests.timed_out(verb);
-            let deadline = humantime::format_duration(state.request_timeout);
+            state.metrics.requests.timed_out(name);
+            let deadline = humantime::format_duration(state.request_timeout).to_string();
             Err(match subject.get() {
                 Some((pod, nodes)) => {
-                    tracing::warn!(verb, pod, nodes, "request timed out");
-                    format!("the {verb} of pod {pod} over {nodes} nodes did not finish within the request timeout of {deadline}")
+                    tracing::warn!(verb = name, pod, nodes, "request timed out");
+                    Unanswered::TimedOut { verb, pod: pod.to_string(), nodes, deadline }
                 }
                 None => {
-                    tracing::warn!(verb, "request timed out while its body was decoded");
-                    format!("the {verb} request was still being decoded when the request timeout of {deadline} passed")
+                    tracing::warn!(verb = name, "request timed out while its body was decoded");
+                    Unanswered::TimedOutDecoding { verb, deadline }
                 }
             })
         }
     }
 }
 
-/// An answer made on the pool: status, JSON body, and whether it carries an error.
-struct Answer {
+/// A JSON verb's answer: status, body, and whether it carries an error.
+pub(crate) struct Answer {
     status: StatusCode,
     body: Vec<u8>,
     error: bool,
@@ -182,6 +189,19 @@ struct Answer {
 }
 
 impl Answer {
+    /// The error answer of a JSON verb: its status for `verb`, and the verb's result object with
+    /// `Error` filled (`/prioritize`'s list has no `Error`: `{"Error": ...}` alone).
+    pub(crate) fn error(verb: Verb, e: &VerbError) -> Answer {
+        let (status, message) = (e.status(verb), e.to_string());
+        match verb {
+            Verb::Filter => Answer::json(status, &ExtenderFilterResult::error(&message), true),
+            Verb::Preempt => Answer::json(status, &ExtenderPreemptionResult::error(&message), true),
+            Verb::Prioritize | Verb::Bind | Verb::Explain => {
+                Answer::json(status, &ExtenderBindingResult::error(&message), true)
+            }
+        }
+    }
+
     fn json(status: StatusCode, value: &impl serde::Serialize, error: bool) -> Answer {
         match serde_json::to_vec(value) {
             Ok(body) => Answer { status, body, error, feasible: None },
@@ -194,7 +214,7 @@ impl Answer {
         }
     }
 
-    fn into_response(self) -> Response {
+    pub(crate) fn into_response(self) -> Response {
         let response = (self.status, [(CONTENT_TYPE, "application/json")], self.body).into_response();
         if self.error {
             with_error_mark(response)
@@ -208,17 +228,16 @@ impl Answer {
 /// encode.
 fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Cancelled> {
     let state = request.state;
-    let error = |status, message: &str| Answer::json(status, &ExtenderFilterResult::error(message), true);
-    let Prepared { pod_key, job, request_nodes } = match prepare(request, "filter") {
-        Ok(p) => p,
-        Err((status, message)) => return Ok(error(status, &message)),
+    let ResolvedRequest { pod_key, job, request_nodes } = match resolve_request(request, Verb::Filter) {
+        Ok(r) => r,
+        Err(e) => return Ok(Answer::error(Verb::Filter, &e)),
     };
     let filtered = match job.filter(ev) {
         Ok(filtered) => filtered,
         Err(EvaluationError::Cancelled(c)) => return Err(c),
         Err(EvaluationError::MissingState(e)) => {
             tracing::error!(verb = "filter", pod = %pod_key, error = %e, "the evaluation failed");
-            return Ok(error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()));
+            return Ok(Answer::error(Verb::Filter, &VerbError::Evaluation(e)));
         }
     };
     state.metrics.predicates.record(&job.plan, &filtered.report);
@@ -226,10 +245,6 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Canc
     let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
     Ok(Answer { feasible: Some(feasible), ..Answer::json(StatusCode::OK, &result, false) })
-}
-
-fn filter_error(status: StatusCode, message: &str) -> Answer {
-    Answer::json(status, &ExtenderFilterResult::error(message), true)
 }
 
 /// A verb's work on the pool: from the request body to its answer.
@@ -266,64 +281,43 @@ struct Incoming<'a> {
     cancel: &'a CancelFlag,
 }
 
-/// A verb answered on the pool (/filter, /prioritize): its work from body to answer, its error
-/// answer, and the status of an error the pool did not answer (deadline, cancel).
-struct OnPool {
-    verb: &'static str,
-    work: VerbWork,
-    error: fn(StatusCode, &str) -> Answer,
-    unanswered: StatusCode,
-}
-
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
-async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: OnPool) -> Response {
+async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: Verb, work: VerbWork) -> Response {
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
-        Err(e) => {
-            let e = body_refused(verb.verb, e);
-            return (verb.error)(e.status, &format!("ExtenderArgs: {}", e.message)).into_response();
-        }
+        Err(e) => return Answer::error(verb, &body_refused(verb, e)).into_response(),
     };
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
-    let request = PoolRequest { verb: verb.verb, subject: Arc::clone(&subject), cancel: &cancel };
-    let (on_pool, pool_subject, pool_cancel, work) =
-        (Arc::clone(&state), Arc::clone(&subject), cancel.clone(), verb.work);
+    let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
+    let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
     let answer = run_on_pool(&state, request, move |ev| {
         let request = Incoming { state: &on_pool, bytes: &bytes, subject: &pool_subject, cancel: &pool_cancel };
         work(&request, ev)
     })
     .await;
-    let answer = answer.unwrap_or_else(|message| (verb.error)(verb.unanswered, &message));
+    let answer = answer.unwrap_or_else(|e| Answer::error(verb, &e.into()));
     let (pod, nodes) = subject.get().unwrap_or_default();
     let elapsed_us = started.elapsed().as_micros() as u64;
-    tracing::info!(verb = verb.verb, pod, nodes, feasible = answer.feasible, elapsed_us, "answered");
+    tracing::info!(verb = verb.name(), pod, nodes, feasible = answer.feasible, elapsed_us, "answered");
     answer.into_response()
 }
 
 /// `/filter`: an `ExtenderFilterResult`; errors in its `Error` field (200 when the request was
 /// valid but could not be evaluated in time).
 pub async fn filter(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let verb = OnPool { verb: "filter", work: filter_on_pool, error: filter_error, unanswered: StatusCode::OK };
-    answer_on_pool(state, headers, body, verb).await
+    answer_on_pool(state, headers, body, Verb::Filter, filter_on_pool).await
 }
 
 pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
-        Err(e) => {
-            let e = body_refused("bind", e);
-            let message = format!("ExtenderBindingArgs: {}", e.message);
-            return (e.status, Json(ExtenderBindingResult::error(&message))).into_response();
-        }
+        Err(e) => return Answer::error(Verb::Bind, &body_refused(Verb::Bind, e)).into_response(),
     };
     let args = match ExtenderBindingArgs::decode(&bytes) {
         Ok(a) => a,
-        Err(e) => {
-            tracing::info!(verb = "bind", error = %e, "rejected a malformed request");
-            return (StatusCode::BAD_REQUEST, Json(ExtenderBindingResult::error(&e.to_string()))).into_response();
-        }
+        Err(e) => return Answer::error(Verb::Bind, &malformed(Verb::Bind, e)).into_response(),
     };
     let pod = format!("{}/{}", args.pod_namespace, args.pod_name);
     let node = args.node.clone();
@@ -353,11 +347,9 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 /// A /prioritize from its body to its encoded answer, all on the pool. `HostPriorityList` has no
 /// `Error` field: an answer that is not a list is a non-200 status with `{"Error": ...}`.
 fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Cancelled> {
-    let Prepared { job, .. } = match prepare(request, "prioritize") {
-        Ok(p) => p,
-        // 200 is reserved for a HostPriorityList: "not synced yet" is a 503 here.
-        Err((StatusCode::OK, message)) => return Ok(prioritize_error(StatusCode::SERVICE_UNAVAILABLE, &message)),
-        Err((status, message)) => return Ok(prioritize_error(status, &message)),
+    let ResolvedRequest { job, .. } = match resolve_request(request, Verb::Prioritize) {
+        Ok(r) => r,
+        Err(e) => return Ok(Answer::error(Verb::Prioritize, &e)),
     };
     let scores = job.prioritize(ev)?;
     let list: Vec<HostPriority> = job
@@ -374,19 +366,9 @@ fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, 
     Ok(Answer::json(StatusCode::OK, &list, false))
 }
 
-fn prioritize_error(status: StatusCode, message: &str) -> Answer {
-    Answer::json(status, &ExtenderBindingResult::error(message), true)
-}
-
 /// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no
 /// `Error` field, so a request that cannot be scored is answered with a non-200 status and
 /// `{"Error": ...}` (kube-scheduler then scores without this extender).
 pub async fn prioritize(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
-    let verb = OnPool {
-        verb: "prioritize",
-        work: prioritize_on_pool,
-        error: prioritize_error,
-        unanswered: StatusCode::SERVICE_UNAVAILABLE,
-    };
-    answer_on_pool(state, headers, body, verb).await
+    answer_on_pool(state, headers, body, Verb::Prioritize, prioritize_on_pool).await
 }

@@ -11,6 +11,7 @@ pub mod policy_reload;
 pub mod preempt_handler;
 pub mod reload;
 pub mod tls;
+pub mod verb;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -17,12 +17,13 @@ use axum::Json;
 use crate::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
 use crate::engine::{CancelFlag, EvaluationError, Evaluator};
 use crate::server::body::read_body;
-use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest, Subject};
+use crate::server::handlers::{body_refused, malformed, run_on_pool, Answer, PoolRequest, Subject};
+use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::wire::{ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaPod, MetaVictims};
 
-fn error(status: StatusCode, message: &str) -> Response {
-    with_error_mark((status, Json(ExtenderPreemptionResult::error(message))).into_response())
+fn error(e: &VerbError) -> Response {
+    Answer::error(Verb::Preempt, e).into_response()
 }
 
 /// The answer: the nodes where the pod fits once its victims are gone, with the victims it needs.
@@ -41,25 +42,23 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
-        Err(e) => return error(e.status, &format!("ExtenderPreemptionArgs: {}", body_refused("preempt", e).message)),
+        Err(e) => return error(&body_refused(Verb::Preempt, e)),
     };
     let args = match ExtenderPreemptionArgs::decode(&bytes) {
         Ok(a) => a,
-        Err(e) => {
-            tracing::info!(verb = "preempt", error = %e, "rejected a malformed request");
-            return error(StatusCode::BAD_REQUEST, &e.to_string());
-        }
+        Err(e) => return error(&malformed(Verb::Preempt, e)),
     };
     let pod_key = args.pod.key();
     if let Some(message) = state.not_synced() {
         tracing::info!(verb = "preempt", pod = %pod_key, "answered before the cluster cache synced");
         // No Error field in upstream's ExtenderPreemptionResult: a non-200 status is how the
         // scheduler learns this answer is not to be used.
-        return error(StatusCode::SERVICE_UNAVAILABLE, &message);
+        return error(&VerbError::NotSynced(message));
     }
     let job = Arc::new(preempt_job(&state, args));
     let nodes = job.candidates.len();
-    let request = PoolRequest { verb: "preempt", subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
+    let request =
+        PoolRequest { verb: Verb::Preempt, subject: Subject::known(pod_key.clone(), nodes), cancel: &job.cancel };
     let on_pool = Arc::clone(&job);
     let run = move |ev: &Evaluator| match on_pool.run(ev) {
         Err(EvaluationError::Cancelled(c)) => Err(c),
@@ -69,9 +68,12 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             tracing::error!(verb = "preempt", pod = %pod_key, error = %e, "the evaluation failed");
-            return error(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string());
+            return error(&match e {
+                EvaluationError::MissingState(missing) => VerbError::Evaluation(missing),
+                EvaluationError::Cancelled(_) => Unanswered::Cancelled.into(),
+            });
         }
-        Err(message) => return error(StatusCode::SERVICE_UNAVAILABLE, &message),
+        Err(unanswered) => return error(&unanswered.into()),
     };
     tracing::info!(
         verb = "preempt",
