@@ -2,7 +2,7 @@
 //! (test/integration/scheduler_perf/templates and the performance-config.yaml files beside them):
 //! the nodes, the initial pods that fill the cluster first and the measured pods.
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim, Pod};
 use serde_json::{json, Value};
 
 use super::objects::SCHEDULER_NAME;
@@ -20,7 +20,17 @@ pub enum Workload {
     /// PreemptionBasic: nodes filled with low-priority pods (900m cpu each, four per node), then
     /// high-priority pods (3 cpu) that fit only once three of them are preempted.
     Preemption,
+    /// Volumes bound at first consumer: every pod mounts a claim of a `WaitForFirstConsumer`
+    /// class, with an available PersistentVolume of its own that only one zone's nodes reach, so
+    /// the scheduler picks the node and its VolumeBinding PreBind binds the claim (the
+    /// controller-manager's PV binder completes it). Upstream's volume workloads
+    /// (volumes/performance-config.yaml) pre-bind their claims; this one makes the scheduler
+    /// choose.
+    Volumes,
 }
+
+/// The StorageClass of [`Workload::Volumes`].
+pub const WAIT_FOR_FIRST_CONSUMER: &str = "throughput-wffc";
 
 /// The PriorityClass of the measured pods of [`Workload::Preemption`].
 pub const HIGH_PRIORITY: &str = "throughput-high";
@@ -38,6 +48,9 @@ impl Workload {
         match self {
             Workload::Preemption => vec![json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                 "metadata": {"name": HIGH_PRIORITY}, "value": 10})],
+            Workload::Volumes => vec![json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                "metadata": {"name": WAIT_FOR_FIRST_CONSUMER}, "provisioner": "kubernetes.io/no-provisioner",
+                "volumeBindingMode": "WaitForFirstConsumer"})],
             _ => Vec::new(),
         }
     }
@@ -50,6 +63,34 @@ impl Workload {
             "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": format!("zone-{}", i % 3)}},
             "spec": {},
             "status": {"capacity": resources, "allocatable": resources, "conditions": [{"type": "Ready", "status": "True"}], "phase": "Running"}})
+    }
+
+    /// Whether the workload needs kube-controller-manager (the PV binder).
+    pub fn needs_controller_manager(self) -> bool {
+        self == Workload::Volumes
+    }
+
+    /// The PersistentVolume and the claim the pod `name` (the `i`th of its phase) mounts, for
+    /// [`Workload::Volumes`]: a 1Gi volume reachable from the nodes of zone `i % 3`, and an
+    /// unbound claim of the `WaitForFirstConsumer` class.
+    pub fn volume(self, namespace: &str, name: &str, i: usize) -> Option<(PersistentVolume, PersistentVolumeClaim)> {
+        if self != Workload::Volumes {
+            return None;
+        }
+        let pv = json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": format!("{namespace}-{name}")},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                "persistentVolumeReclaimPolicy": "Retain", "storageClassName": WAIT_FOR_FIRST_CONSUMER,
+                "hostPath": {"path": format!("/tmp/{namespace}-{name}")},
+                "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [format!("zone-{}", i % 3)]}]}]}}}});
+        let pvc = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": WAIT_FOR_FIRST_CONSUMER,
+                "resources": {"requests": {"storage": "1Gi"}}}});
+        let pv = serde_json::from_value(pv).unwrap_or_else(|e| panic!("the volume template: {e}"));
+        let pvc = serde_json::from_value(pvc).unwrap_or_else(|e| panic!("the claim template: {e}"));
+        Some((pv, pvc))
     }
 
     /// A pod of `phase` named `name` in `namespace`.
@@ -78,6 +119,10 @@ impl Workload {
                     "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"color": "blue"}}}]);
             }
             (Workload::Preemption, Phase::Measured) => pod["spec"]["priorityClassName"] = json!(HIGH_PRIORITY),
+            (Workload::Volumes, _) => {
+                pod["spec"]["volumes"] = json!([{"name": "data", "persistentVolumeClaim": {"claimName": name}}]);
+                pod["spec"]["containers"][0]["volumeMounts"] = json!([{"name": "data", "mountPath": "/data"}]);
+            }
             _ => {}
         }
         serde_json::from_value(pod).unwrap_or_else(|e| panic!("the {self:?} pod template: {e}"))
