@@ -26,10 +26,10 @@ use k8s_openapi::api::core::v1::Affinity;
 use predicate_extender::cluster::objects::Pod;
 use predicate_extender::cluster::{ClusterStore, Snapshot};
 use predicate_extender::engine::{Candidate, Verdict};
+use predicate_extender::gen_cluster::api_objects::PENDING_APP;
+use predicate_extender::gen_cluster::generate::ClusterSpec;
 use predicate_extender::metrics::Metrics;
 use predicate_extender::policy::Plan;
-use predicate_extender::testing::api_objects::PENDING_APP;
-use predicate_extender::testing::generate::ClusterSpec;
 use predicate_extender::wire::{Candidates, ExtenderArgs};
 
 fn bench_filter(c: &mut Criterion) {

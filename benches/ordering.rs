@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
 use predicate_extender::engine::{OrderingMode, Plan};
+use predicate_extender::gen_cluster::generate::ClusterSpec;
 use predicate_extender::policy::{parse, Overrides};
-use predicate_extender::testing::generate::ClusterSpec;
 
 const NODES: usize = 2000;
 

@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release --example model_footprint -- [NODES] [PODS_PER_NODE]` (default 5000 20)
 //!
-//! Every node and pod is generated as the API server sends it (`testing::api_objects`: managedFields,
+//! Every node and pod is generated as the API server sends it (`gen_cluster::api_objects`: managedFields,
 //! status, probes, 20-40 images per node), serialised, and decoded exactly as the watch decodes it
 //! (`LeanNode`, `LeanPod`), then listed into the model through `ModelWriter::replace`. A counting
 //! allocator reports the bytes held once the JSON is gone. Then 10,000 pod events (adds of new
@@ -22,8 +22,8 @@ use predicate_extender::cluster::model_writer::{Change, ModelWriter};
 use predicate_extender::cluster::source::kube::kinds::WatchedKind;
 use predicate_extender::cluster::source::kube::lean::{LeanNode, LeanPod};
 use predicate_extender::cluster::{ClusterObject, ClusterStore, ObjectKind, Snapshot};
-use predicate_extender::testing::api_objects;
-use predicate_extender::testing::generate::{node_name, ClusterSpec, Rng};
+use predicate_extender::gen_cluster::api_objects;
+use predicate_extender::gen_cluster::generate::{node_name, ClusterSpec, Rng};
 
 struct Counting;
 

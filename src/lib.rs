@@ -31,6 +31,9 @@ pub mod quantity;
 pub mod registry;
 pub mod selectors;
 pub mod server;
+// Test support only (builders, `eventually`, the fuzz checks, the oracle): unit tests, and the
+// integration tests, benches, examples and fuzz targets through the `test-util` feature.
+#[cfg(any(test, feature = "test-util"))]
 pub mod testing;
 pub mod topology_spread;
 pub mod wire;

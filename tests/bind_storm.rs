@@ -22,6 +22,7 @@ use common::{config, TestServer};
 use fake_apiserver::{node_json, pod_json, BindFault, BindingRecord, FakeApiServer};
 use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::ClusterSource;
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 const PODS: usize = 2_000;
@@ -81,14 +82,6 @@ async fn metric(server: &TestServer, name: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {name} in /metrics"))
 }
 
-async fn until(what: &str, mut check: impl AsyncFnMut() -> Option<String>) {
-    let start = Instant::now();
-    while let Some(last) = check().await {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}; last: {last}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// Binds pods `range` from 16 workers, each pod retried (on the same node, as kube-scheduler's next
 /// attempt would choose it again) until it is bound.
 async fn storm(server: &Arc<TestServer>, range: std::ops::Range<usize>) -> BTreeMap<String, Vec<Attempt>> {
@@ -146,9 +139,13 @@ async fn a_bind_storm_binds_each_pod_once_reports_every_failure_and_leaves_no_as
     c.request_timeout = BIND_DEADLINE;
     c.assume_ttl = ASSUME_TTL;
     let server = Arc::new(TestServer::start(c).await);
-    until("the first sync", async || {
+    eventually("the first sync", DEADLINE, || async {
         let pods = server.store().snapshot().pod_count();
-        (pods != PODS).then(|| format!("{pods} pods"))
+        if pods == PODS {
+            Ok(())
+        } else {
+            Err(format!("{pods} pods"))
+        }
     })
     .await;
     api.bind_faults(Some(Box::new(|_pod, attempt| fault(attempt))));
@@ -169,18 +166,26 @@ async fn a_bind_storm_binds_each_pod_once_reports_every_failure_and_leaves_no_as
     let mut attempts = storm(&server, 0..HELD).await;
     sampler.abort();
     assert!(peak.load(Ordering::Relaxed) > 0, "the held binds were assumed");
-    until("the unconfirmed assumptions to expire", async || {
+    eventually("the unconfirmed assumptions to expire", DEADLINE, || async {
         let assumed = metric(&server, "predicate_extender_assumed_pods").await;
-        (assumed > 0.0).then(|| format!("{assumed} assumed"))
+        if assumed > 0.0 {
+            Err(format!("{assumed} assumed"))
+        } else {
+            Ok(())
+        }
     })
     .await;
     api.hold_events(false);
 
     // The rest with the watch flowing: the assumptions end as the watch confirms them.
     attempts.extend(storm(&server, HELD..PODS).await);
-    until("no assumption left", async || {
+    eventually("no assumption left", DEADLINE, || async {
         let assumed = metric(&server, "predicate_extender_assumed_pods").await;
-        (assumed > 0.0).then(|| format!("{assumed} assumed"))
+        if assumed > 0.0 {
+            Err(format!("{assumed} assumed"))
+        } else {
+            Ok(())
+        }
     })
     .await;
 
@@ -239,10 +244,14 @@ async fn a_bind_storm_binds_each_pod_once_reports_every_failure_and_leaves_no_as
     }
 
     // Nothing assumed is left over, and the model is the API server's truth.
-    until("the model to equal the truth", async || {
+    eventually("the model to equal the truth", DEADLINE, || async {
         let truth = truth_snapshot(|kind| api.list(kind));
         let diff = differences(&server.store().snapshot(), &truth, 10);
-        (!diff.is_empty()).then(|| diff.join("\n"))
+        if diff.is_empty() {
+            Ok(())
+        } else {
+            Err(diff.join("\n"))
+        }
     })
     .await;
     assert_eq!(metric(&server, "predicate_extender_assumed_pods").await, 0.0);

@@ -24,9 +24,10 @@ use kube::core::GroupVersionKind;
 use kube::discovery::pinned_kind;
 use kube::Api;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
-use kube_cluster::{eventually, metric_sum, Cluster, Options};
+use kube_cluster::{metric_sum, Cluster, Options, DEADLINE};
 use predicate_extender::cluster::source::kube::{Connection, WATCHED_KINDS};
 use predicate_extender::server::ClusterSource;
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 const NS: &str = "e2e";
@@ -49,7 +50,7 @@ async fn extender(cluster: &Cluster, watch_timeout: u32) -> TestServer {
     c.watch.watch_timeout_seconds = watch_timeout;
     let server = TestServer::start(c).await;
     let url = format!("{}/readyz", server.admin);
-    eventually("the extender ready", || async { (server.get(&url).await.0 == 200).then_some(()) }).await;
+    eventually("the extender ready", DEADLINE, || async { (server.get(&url).await.0 == 200).then_some(()) }).await;
     server
 }
 
@@ -89,21 +90,17 @@ async fn truth(cluster: &Cluster) -> BTreeMap<&'static str, Vec<Value>> {
 /// Waits until the extender's model equals the API server's truth, object by object; panics
 /// with the differences after a minute.
 async fn assert_model_equals_truth(cluster: &Cluster, server: &TestServer, when: &str) {
-    let start = std::time::Instant::now();
-    loop {
+    eventually(&format!("the model to equal the API server {when}"), Duration::from_secs(60), || async {
         let truth = truth(cluster).await;
         let truth = truth_snapshot(|kind| truth.get(kind).cloned().unwrap_or_default());
         let differ = differences(&server.store().snapshot(), &truth, 20);
         if differ.is_empty() {
-            return;
+            Ok(())
+        } else {
+            Err(differ.join("\n"))
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the model differs from the API server {when}:\n{}",
-            differ.join("\n")
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    })
+    .await;
 }
 
 async fn lists_of(server: &TestServer, resource: &str) -> f64 {
@@ -242,7 +239,7 @@ async fn a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_re
     assert!(compacted.status().is_success(), "compaction: {}", compacted.text().await.unwrap_or_default());
 
     // The watch ends within its 2 s timeout, resumes from a compacted version, meets 410, relists.
-    eventually("persistentvolumes listed again after 410 Gone", || async {
+    eventually("persistentvolumes listed again after 410 Gone", DEADLINE, || async {
         (lists_of(&server, "persistentvolumes").await >= 2.0).then_some(())
     })
     .await;

@@ -16,7 +16,8 @@ use kube::api::{ListParams, ObjectList};
 use kube::Api;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
 use kube_cluster::scheduler_config::{self, ALLOWED_CHANGES};
-use kube_cluster::{eventually, merged, Cluster, Options};
+use kube_cluster::{merged, Cluster, Options, DEADLINE};
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 const NS: &str = "e2e";
@@ -33,7 +34,7 @@ fn pods(cluster: &Cluster) -> Api<Pod> {
 /// and PodScheduled True: no kubelet runs, so the pod itself stays Pending).
 async fn wait_bound(cluster: &Cluster, name: &str) -> String {
     let api = pods(cluster);
-    eventually(&format!("pod {NS}/{name} bound"), || async {
+    eventually(&format!("pod {NS}/{name} bound"), DEADLINE, || async {
         let pod = api.get_opt(name).await.ok()??;
         let node = pod.spec.as_ref()?.node_name.clone()?;
         let scheduled =
@@ -346,7 +347,7 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
         unresolvable.values().chain(failed.values()).map(|r| r.as_str().unwrap().to_string()).collect();
     assert_eq!(unresolvable.len() + failed.len(), 2, "{answer}");
 
-    let message = eventually("a FailedScheduling event naming every reason", || async {
+    let message = eventually("a FailedScheduling event naming every reason", DEADLINE, || async {
         let events = failed_scheduling(&cluster, "best-effort").await;
         events
             .into_iter()
@@ -387,7 +388,7 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
     }
     create(c, with_spec(pod(NS, "preemptor", "2"), json!({"priorityClassName": "high"}))).await;
 
-    let nominated = eventually("the preemptor nominated", || async {
+    let nominated = eventually("the preemptor nominated", DEADLINE, || async {
         let p = pods(&cluster).get("preemptor").await.ok()?;
         p.status?.nominated_node_name.filter(|n| !n.is_empty())
     })
@@ -408,7 +409,7 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
             .map(|e| e["objectRef"]["name"].as_str().unwrap_or_default().to_string())
             .collect::<BTreeSet<String>>()
     };
-    let victims = eventually("kube-scheduler deleted a victim", || async {
+    let victims = eventually("kube-scheduler deleted a victim", DEADLINE, || async {
         let deleted = preempt_deleted();
         (!deleted.is_empty()).then_some(deleted)
     })
@@ -462,7 +463,7 @@ async fn with_the_extender_down_pods_wait_and_are_bound_once_it_is_back() {
     for i in 0..3 {
         create(c, pod(NS, &format!("while-down-{i}"), "100m")).await;
     }
-    let event = eventually("a FailedScheduling event for the unreachable extender", || async {
+    let event = eventually("a FailedScheduling event for the unreachable extender", DEADLINE, || async {
         failed_scheduling(&cluster, "while-down-0").await.into_iter().find(|m| m.contains(&cluster.extender_addr))
     })
     .await;
@@ -487,7 +488,7 @@ async fn assert_model_counts_match(cluster: &Cluster) {
     let all_pods: Api<Pod> = Api::all(cluster.client.clone());
     let want_nodes = nodes.list(&ListParams::default()).await.unwrap().items.len() as f64;
     let want_pods = all_pods.list(&ListParams::default()).await.unwrap().items.len() as f64;
-    eventually("the extender's model counts what the API server has", || async {
+    eventually("the extender's model counts what the API server has", DEADLINE, || async {
         let metrics = cluster.extender_metrics().await;
         let count = |r: &str| {
             kube_cluster::metric_sum(&metrics, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")])
@@ -517,7 +518,7 @@ async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice() {
     let acquired = |s: &kube_cluster::Process| {
         std::fs::read_to_string(&s.log).unwrap_or_default().matches("Successfully acquired lease").count()
     };
-    let leader = eventually("a replica logged taking the lease", || async {
+    let leader = eventually("a replica logged taking the lease", DEADLINE, || async {
         cluster.schedulers.iter().position(|s| acquired(s) > 0)
     })
     .await;
@@ -581,7 +582,7 @@ async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart() {
     let next = dir.path().join("policy.json.next");
     std::fs::write(&next, swapped.to_string()).unwrap();
     std::fs::rename(&next, &policy).unwrap();
-    eventually("the extender reloaded the Policy", || async {
+    eventually("the extender reloaded the Policy", DEADLINE, || async {
         let now = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
         (now > reloads).then_some(())
     })

@@ -15,9 +15,9 @@ use predicate_extender::explain::report::{build, Report};
 use predicate_extender::explain::source::single_pod;
 use predicate_extender::explain::table::Style;
 use predicate_extender::explain::view::View;
+use predicate_extender::gen_cluster::api_objects::pending_pod;
+use predicate_extender::gen_cluster::generate::{controllers, generate, ClusterSpec};
 use predicate_extender::policy::Plan;
-use predicate_extender::testing::api_objects::pending_pod;
-use predicate_extender::testing::generate::{controllers, generate, ClusterSpec};
 
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 const SUMMARY: &str = " nodes are available";

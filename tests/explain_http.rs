@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use common::{cluster, config, fixture_path, policy, TestServer};
 use predicate_extender::cluster::Snapshot;
+use predicate_extender::gen_cluster::api_objects::pending_pod;
+use predicate_extender::gen_cluster::generate::{generate, ClusterSpec};
 use predicate_extender::server::ClusterSource;
-use predicate_extender::testing::api_objects::pending_pod;
-use predicate_extender::testing::generate::{generate, ClusterSpec};
 use serde_json::Value;
 
 fn explain_fixture(name: &str) -> String {

@@ -6,6 +6,7 @@ mod fake_apiserver;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
+use std::future::ready;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams, PostParams, WatchParams};
 use kube::runtime::watcher;
 use kube::{Client, Resource};
+use predicate_extender::testing::eventually;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -30,15 +32,6 @@ async fn client(server: &FakeApiServer) -> Client {
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("kube config");
     assert_eq!(config.cluster_url.to_string().trim_end_matches('/'), server.url());
     Client::try_from(config).expect("kube client")
-}
-
-/// Polls `cond` until it holds; panics with `what` after `WAIT`.
-async fn eventually(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
 }
 
 /// A local copy of one kind, kept by a `watcher` the way a reflector keeps its store.
@@ -129,20 +122,16 @@ fn summarize<'a>(values: impl IntoIterator<Item = &'a Value>) -> Vec<Summary> {
 }
 
 async fn converged(server: &FakeApiServer, mirror: &Mirror, kind: &str, what: &str) {
-    let deadline = Instant::now() + WAIT;
-    loop {
+    eventually(&format!("{what}: the {kind} mirror to converge"), WAIT, || {
         let truth = summarize(&server.list(kind));
         let seen = mirror.summary();
-        if truth == seen {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{what}: {kind} mirror did not converge\nserver: {truth:#?}\nmirror: {seen:#?}\nerrors: {:?}",
-            mirror.errors()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+        ready(if truth == seen {
+            Ok(())
+        } else {
+            Err(format!("server: {truth:#?}\nmirror: {seen:#?}\nerrors: {:?}", mirror.errors()))
+        })
+    })
+    .await;
 }
 
 fn api_error(result: Result<impl Debug, kube::Error>) -> Box<kube::core::Status> {
@@ -196,7 +185,7 @@ async fn pod_watcher_converges_through_changes_paging_dropped_watches_and_expire
 
     // Initial list, paged 2 + 2 + 1 from one snapshot, then a watch from its resourceVersion.
     converged(&server, &mirror, "Pod", "initial list").await;
-    eventually("the pod watch to open", || server.open_watches("Pod") == 1).await;
+    eventually("the pod watch to open", WAIT, || ready(server.open_watches("Pod") == 1)).await;
     assert_eq!(server.list_count("Pod"), 3, "five pods at page size two are three list requests");
     let lists: Vec<_> = server.requests().into_iter().filter(|r| r.path == "/api/v1/pods").collect();
     assert!(lists.iter().all(|r| r.method == "GET"));
@@ -218,7 +207,7 @@ async fn pod_watcher_converges_through_changes_paging_dropped_watches_and_expire
     let rv_before = server.resource_version();
     server.set_delay(Duration::from_millis(300));
     server.drop_watches();
-    eventually("the dropped watch to close", || server.open_watches("Pod") == 0).await;
+    eventually("the dropped watch to close", WAIT, || ready(server.open_watches("Pod") == 0)).await;
     server.apply(pod_json("default", "g", "", "100m"));
     server.apply(pod_json("default", "b", "", "300m"));
     assert!(server.delete("Pod", "team", "e"));
@@ -239,7 +228,7 @@ async fn pod_watcher_converges_through_changes_paging_dropped_watches_and_expire
     let lists = server.list_count("Pod");
     server.set_delay(Duration::from_millis(300));
     server.expire_history();
-    eventually("the expired watch to close", || server.open_watches("Pod") == 0).await;
+    eventually("the expired watch to close", WAIT, || ready(server.open_watches("Pod") == 0)).await;
     server.apply(pod_json("team", "h", "n1", "100m"));
     server.apply(pod_json("default", "a", "n1", "900m"));
     assert!(server.delete("Pod", "default", "f"));
@@ -337,14 +326,14 @@ async fn watch_wire_format_timeout_drop_and_expiry() {
 
     // drop_watches: the body breaks instead of ending.
     let mut resp = http.get(watch_url(&server.resource_version(), 60)).send().await.unwrap();
-    eventually("the raw watch to open", || server.open_watches("Pod") == 1).await;
+    eventually("the raw watch to open", WAIT, || ready(server.open_watches("Pod") == 1)).await;
     server.drop_watches();
     let (_, end) = read_watch(&mut resp).await;
     assert!(end.is_err(), "a dropped watch is not a clean end");
 
     // expire_history: an open watch gets ERROR 410 and ends; a later watch from an old version gets the same.
     let mut resp = http.get(watch_url(&server.resource_version(), 60)).send().await.unwrap();
-    eventually("the raw watch to open", || server.open_watches("Pod") == 1).await;
+    eventually("the raw watch to open", WAIT, || ready(server.open_watches("Pod") == 1)).await;
     server.expire_history();
     let (events, end) = read_watch(&mut resp).await;
     assert_eq!(end, Ok(()));
@@ -492,7 +481,7 @@ async fn held_events_keep_a_binding_from_the_watcher_until_released() {
     let pods: Api<Pod> = Api::namespaced(client, "default");
     let mirror = Mirror::start(pods.clone(), watcher::Config::default());
     converged(&server, &mirror, "Pod", "initial").await;
-    eventually("the pod watch to open", || server.open_watches("Pod") == 1).await;
+    eventually("the pod watch to open", WAIT, || ready(server.open_watches("Pod") == 1)).await;
     let rv_before = server.resource_version();
 
     server.hold_events(true);
@@ -516,8 +505,8 @@ async fn held_events_keep_a_binding_from_the_watcher_until_released() {
     assert!(mirror.get("default", "held").unwrap()["spec"].get("nodeName").is_none());
 
     server.hold_events(false);
-    eventually("the held binding to reach the watcher", || {
-        mirror.get("default", "held").is_some_and(|p| p["spec"]["nodeName"] == "n1")
+    eventually("the held binding to reach the watcher", WAIT, || {
+        ready(mirror.get("default", "held").is_some_and(|p| p["spec"]["nodeName"] == "n1"))
     })
     .await;
     assert_eq!(mirror.get("default", "held").unwrap()["metadata"]["resourceVersion"], bound_rv.as_str());
@@ -550,10 +539,12 @@ async fn nodes_replicasets_and_storageclasses_list_and_watch() {
     converged(&server, &nodes, "Node", "initial").await;
     converged(&server, &replicasets, "ReplicaSet", "initial").await;
     converged(&server, &classes, "StorageClass", "initial").await;
-    eventually("four watches open", || {
-        server.open_watches("Node") == 1
-            && server.open_watches("ReplicaSet") == 2
-            && server.open_watches("StorageClass") == 1
+    eventually("four watches open", WAIT, || {
+        ready(
+            server.open_watches("Node") == 1
+                && server.open_watches("ReplicaSet") == 2
+                && server.open_watches("StorageClass") == 1,
+        )
     })
     .await;
 
@@ -571,7 +562,7 @@ async fn nodes_replicasets_and_storageclasses_list_and_watch() {
     assert_eq!(nodes.get("", "n2").unwrap()["spec"]["unschedulable"], true);
     let in_a: Vec<_> =
         server.list("ReplicaSet").iter().filter(|r| r["metadata"]["namespace"] == "a").cloned().collect();
-    eventually("the namespaced mirror", || replicasets_a.summary() == summarize(&in_a)).await;
+    eventually("the namespaced mirror", WAIT, || ready(replicasets_a.summary() == summarize(&in_a))).await;
     let requests = server.requests();
     assert!(requests
         .iter()
@@ -653,7 +644,7 @@ async fn watch_faults_cut_mid_line_stall_duplicate_replay_and_fail() {
 
     // Cut mid-line: the next event arrives as half a line, then the connection breaks.
     let mut resp = http.get(watch_url(&rv0, 60, false)).send().await.unwrap();
-    eventually("the watch to open", || server.open_watches("Pod") == 1).await;
+    eventually("the watch to open", WAIT, || ready(server.open_watches("Pod") == 1)).await;
     server.cut_watches_mid_line();
     server.apply(pod_json("default", "b", "", "100m"));
     let (text, end) = read_raw(&mut resp).await;
@@ -663,13 +654,13 @@ async fn watch_faults_cut_mid_line_stall_duplicate_replay_and_fail() {
 
     // Stall: nothing more, not even bookmarks or the end at timeoutSeconds.
     let mut resp = http.get(watch_url(&server.resource_version(), 1, true)).send().await.unwrap();
-    eventually("the watch to open", || server.open_watches("Pod") == 1).await;
+    eventually("the watch to open", WAIT, || ready(server.open_watches("Pod") == 1)).await;
     server.stall_watches();
     server.apply(pod_json("default", "c", "", "100m"));
     let silent = tokio::time::timeout(Duration::from_millis(1500), read_raw(&mut resp)).await;
     assert!(silent.is_err(), "a stalled watch neither sends nor ends: {silent:?}");
     drop(resp);
-    eventually("the stalled watch to close with its client", || server.open_watches("Pod") == 0).await;
+    eventually("the stalled watch to close with its client", WAIT, || ready(server.open_watches("Pod") == 0)).await;
 
     // Duplicates and replays: a watch from rv0 with replay 1 gets "a" again, then b and c, each twice.
     server.duplicate_events(true);

@@ -3,32 +3,9 @@
 
 mod common;
 
-use common::{cluster, config, feasible, policy, TestServer};
+use common::{cluster, config, demo_node_list, feasible, policy, web_2, TestServer, DEMO_NODES};
 use predicate_extender::server::ClusterSource;
 use serde_json::{json, Value};
-
-/// The demo's pending pod web-2: 1 cpu, 1Gi, host port 80.
-fn web_2() -> Value {
-    let text = std::fs::read_to_string(common::fixture_path("../../examples/demo/filter-web-2.json")).unwrap();
-    let args: Value = serde_json::from_str(&text).unwrap();
-    args["Pod"].clone()
-}
-
-const DEMO_NODES: [&str; 6] = ["node-a1", "node-a2", "node-a3", "node-b1", "node-b2", "node-b3"];
-
-/// The demo's node objects, as a `NodeList` value.
-fn demo_node_list() -> Value {
-    let yaml: serde_json::Value =
-        serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).expect("demo yaml");
-    let mut items: Vec<Value> = Vec::new();
-    for item in yaml["items"].as_array().unwrap() {
-        let v: Value = serde_json::to_value(item).unwrap();
-        if v["kind"] == "Node" {
-            items.push(v);
-        }
-    }
-    json!({"metadata": {"resourceVersion": "42"}, "items": items})
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn names_and_nodes_modes_agree_in_both_key_casings() {

@@ -7,29 +7,17 @@ mod common;
 mod fake_apiserver;
 
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::time::Duration;
 
 use common::{config, feasible, TestServer};
 use fake_apiserver::{node_json, pod_json, FakeApiServer};
 use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::{ClusterSource, ServeConfig};
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 /// Long enough for a watch event on a loaded 2-core machine; conditions are polled, never slept on.
 const DEADLINE: Duration = Duration::from_secs(20);
-
-/// Polls `check` until it returns `Some`, or panics naming `what` after the deadline.
-async fn eventually<T, F: Future<Output = Option<T>>>(what: &str, mut check: impl FnMut() -> F) -> T {
-    let start = std::time::Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-}
 
 fn live_config(api: &FakeApiServer) -> ServeConfig {
     let mut c = config(ClusterSource::Kube(Connection::Kubeconfig(api.kubeconfig_path())));
@@ -51,7 +39,7 @@ async fn cluster() -> (FakeApiServer, TestServer) {
 
 async fn wait_ready(server: &TestServer) {
     let url = format!("{}/readyz", server.admin);
-    eventually("readyz 200", || async { (server.get(&url).await.0 == 200).then_some(()) }).await;
+    eventually("readyz 200", DEADLINE, || async { (server.get(&url).await.0 == 200).then_some(()) }).await;
 }
 
 /// A pending pod asking for `cpu`, as kube-scheduler sends it.
@@ -70,7 +58,7 @@ async fn feasible_for(server: &TestServer, pod: &Value) -> Vec<String> {
 
 /// Waits until the filter answer for `pod` is `want`.
 async fn until_feasible(server: &TestServer, pod: &Value, want: &[&str], what: &str) {
-    eventually(what, || async {
+    eventually(what, DEADLINE, || async {
         let got = feasible_for(server, pod).await;
         (got == want).then_some(())
     })
@@ -202,7 +190,7 @@ async fn dropped_watches_and_410_gone_lose_and_duplicate_nothing() {
     for i in 0..7 {
         api.apply(pod_json("default", &format!("p{i}"), if i % 2 == 0 { "n1" } else { "n2" }, "100m"));
     }
-    eventually("initial pods", || async { (model_pods(&server) == truth_pods(&api)).then_some(()) }).await;
+    eventually("initial pods", DEADLINE, || async { (model_pods(&server) == truth_pods(&api)).then_some(()) }).await;
     let watches_before = api.watch_count("Pod");
     let lists_before = api.list_count("Pod");
 
@@ -211,16 +199,21 @@ async fn dropped_watches_and_410_gone_lose_and_duplicate_nothing() {
     api.apply(pod_json("default", "p7", "n1", "100m"));
     api.delete("Pod", "default", "p0");
     api.apply(pod_json("default", "p1", "n1", "100m"));
-    eventually("the model after a dropped watch", || async { (model_pods(&server) == truth_pods(&api)).then_some(()) })
-        .await;
-    eventually("a new pod watch", || async { (api.watch_count("Pod") > watches_before).then_some(()) }).await;
+    eventually("the model after a dropped watch", DEADLINE, || async {
+        (model_pods(&server) == truth_pods(&api)).then_some(())
+    })
+    .await;
+    eventually("a new pod watch", DEADLINE, || async { (api.watch_count("Pod") > watches_before).then_some(()) }).await;
 
     // History compacted: the resumed watch gets 410 Gone and the source lists again.
     api.expire_history();
     api.apply(pod_json("default", "p8", "n2", "100m"));
     api.delete("Pod", "default", "p2");
-    eventually("a relist of pods", || async { (api.list_count("Pod") > lists_before).then_some(()) }).await;
-    eventually("the model after 410 Gone", || async { (model_pods(&server) == truth_pods(&api)).then_some(()) }).await;
+    eventually("a relist of pods", DEADLINE, || async { (api.list_count("Pod") > lists_before).then_some(()) }).await;
+    eventually("the model after 410 Gone", DEADLINE, || async {
+        (model_pods(&server) == truth_pods(&api)).then_some(())
+    })
+    .await;
 
     // And the requested CPU on each node is exactly the truth's: nothing counted twice.
     let snapshot = server.store().snapshot();
@@ -237,7 +230,7 @@ async fn bind_goes_through_the_api_server_and_maps_its_answers() {
     api.apply(pod_json("default", "pending", "", "1"));
     api.apply(pod_json("default", "running", "n2", "1"));
     api.apply(pod_json("default", "other", "", "1"));
-    eventually("pods known", || async { (model_pods(&server).len() == 3).then_some(()) }).await;
+    eventually("pods known", DEADLINE, || async { (model_pods(&server).len() == 3).then_some(()) }).await;
     let uid = uid_of(&api, "pending");
 
     // Success: the Binding names the pod, its UID and the node.
@@ -280,7 +273,7 @@ async fn a_bind_is_assumed_at_once_and_two_pods_cannot_both_take_the_last_cpu() 
     api.apply(pod_json("default", "fill-n2", "n2", "3500m"));
     api.apply(pod_json("default", "a", "", "1"));
     api.apply(pod_json("default", "b", "", "1"));
-    eventually("pods known", || async { (model_pods(&server).len() == 4).then_some(()) }).await;
+    eventually("pods known", DEADLINE, || async { (model_pods(&server).len() == 4).then_some(()) }).await;
     let (a, b) = (incoming("a", "1"), incoming("b", "1"));
     // Both pods see the last cpu of n1.
     assert_eq!(feasible_for(&server, &a).await, ["n1"]);
@@ -329,7 +322,7 @@ async fn readyz_turns_503_while_a_watch_keeps_failing_and_recovers() {
     api.forbid("list", "nodes");
     api.drop_watches();
     let url = format!("{}/readyz", server.admin);
-    let body = eventually("readyz 503", || async {
+    let body = eventually("readyz 503", DEADLINE, || async {
         let (status, body) = server.get(&url).await;
         (status == 503).then_some(body)
     })
@@ -410,13 +403,14 @@ async fn explain_lists_a_live_cluster_once() {
 async fn a_pod_the_watch_has_not_delivered_is_read_from_the_api_server_and_assumed() {
     let (api, server) = cluster().await;
     api.apply(pod_json("default", "fill", "n1", "3"));
-    eventually("fill known", || async { (model_pods(&server).len() == 1).then_some(()) }).await;
+    eventually("fill known", DEADLINE, || async { (model_pods(&server).len() == 1).then_some(()) }).await;
     // The watch lags: the new pod never reaches the extender before its bind.
     api.hold_events(true);
     api.apply(pod_json("default", "late", "", "1"));
     assert_eq!(bind(&server, "late", &uid_of(&api, "late"), "n1").await, "");
     assert_eq!(feasible_for(&server, &incoming("b", "1")).await, ["n2"], "late's cpu counts on n1");
     api.hold_events(false);
-    eventually("the model catches up", || async { (model_pods(&server) == truth_pods(&api)).then_some(()) }).await;
+    eventually("the model catches up", DEADLINE, || async { (model_pods(&server) == truth_pods(&api)).then_some(()) })
+        .await;
     assert_eq!(feasible_for(&server, &incoming("b", "1")).await, ["n2"]);
 }

@@ -6,32 +6,8 @@ mod common;
 
 use std::collections::BTreeMap;
 
-use common::TestServer;
-use serde_json::{json, Value};
-
-/// The demo's pending pod web-2: 1 cpu, 1Gi, host port 80.
-fn web_2() -> Value {
-    let path = common::fixture_path("../../examples/demo/filter-web-2.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let args: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    args["Pod"].clone()
-}
-
-const DEMO_NODES: [&str; 6] = ["node-a1", "node-a2", "node-a3", "node-b1", "node-b2", "node-b3"];
-
-/// The demo's node objects, as a `NodeList` value.
-fn demo_node_list() -> Value {
-    let yaml: serde_json::Value =
-        serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).expect("demo yaml");
-    let items: Vec<Value> = yaml["items"]
-        .as_array()
-        .expect("demo items")
-        .iter()
-        .map(|item| serde_json::to_value(item).expect("demo item as JSON"))
-        .filter(|v| v["kind"] == "Node")
-        .collect();
-    json!({"metadata": {"resourceVersion": "42"}, "items": items})
-}
+use common::{demo_node_list, web_2, TestServer, DEMO_NODES};
+use serde_json::json;
 
 /// One scrape: each sample by its name and sorted labels, e.g. `x_total{code="200",verb="bind"}`.
 struct Scrape {

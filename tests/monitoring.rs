@@ -8,12 +8,13 @@ mod common;
 mod fake_apiserver;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{config, TestServer};
 use fake_apiserver::{node_json, FakeApiServer};
 use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::ClusterSource;
+use predicate_extender::testing::eventually;
 use serde_json::Value;
 
 fn repo_file(path: &str) -> String {
@@ -226,11 +227,9 @@ async fn every_series_the_rules_and_the_dashboard_query_is_exported() {
     let api = FakeApiServer::start().await;
     api.apply(node_json("n1", "4", "8Gi", "110"));
     let server = TestServer::start(config(ClusterSource::Kube(Connection::Kubeconfig(api.kubeconfig_path())))).await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while server.get(&format!("{}/readyz", server.admin)).await.0 != 200 {
-        assert!(Instant::now() < deadline, "the live source did not sync");
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let readyz = format!("{}/readyz", server.admin);
+    eventually("the live source to sync", Duration::from_secs(20), || async { server.get(&readyz).await.0 == 200 })
+        .await;
     // Request series appear with their first request; predicate timings on a random 10% of
     // /filter requests (bounded: 1,000 requests miss with probability 0.9^1000).
     let pod = fake_apiserver::pod_json("default", "p", "", "100m");

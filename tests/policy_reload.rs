@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::{cluster, config, TestServer};
 use predicate_extender::server::PolicySource;
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 /// A directory laid out as the kubelet lays out a ConfigMap volume:
@@ -160,18 +161,12 @@ fn sha256(text: &str) -> String {
     ring::digest::digest(&ring::digest::SHA256, text.as_bytes()).as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// How long a reload may take to show.
+const WAIT: Duration = Duration::from_secs(10);
+
 const SUCCESS: &str = "predicate_extender_policy_reload_total{result=\"success\"}";
 const ERROR: &str = "predicate_extender_policy_reload_total{result=\"error\"}";
 const LAST_OK: &str = "predicate_extender_policy_last_reload_successful";
-
-/// Polls `probe` (bounded: 10 s) until it holds.
-async fn eventually<F: std::future::Future<Output = bool>>(what: &str, mut probe: impl FnMut() -> F) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !probe().await {
-        assert!(Instant::now() < deadline, "{what}: not within 10 s");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 fn all(names: &[String], reason: &str) -> Vec<(String, String)> {
     let mut v: Vec<_> = names.iter().map(|n| (n.clone(), reason.to_string())).collect();
@@ -194,7 +189,7 @@ async fn a_configmap_update_changes_the_next_answers_without_a_restart() {
     assert_eq!(metric(&server, SUCCESS).await, 0.0);
 
     volume.update(&b);
-    eventually("the new order", || async { reasons(&server, &body).await != all(&names, TAINTS) }).await;
+    eventually("the new order", WAIT, || async { reasons(&server, &body).await != all(&names, TAINTS) }).await;
     // Policy B: resources first; PreferSSD 1, AvoidSSD 4: ssd 10/5 = 2, plain 40/5 = 8.
     assert_eq!(reasons(&server, &body).await, all(&names, CPU));
     assert_eq!(scores(&server, &body).await, [("ssd-0".into(), 2), ("plain-1".into(), 8)]);
@@ -216,7 +211,7 @@ async fn an_invalid_update_keeps_the_old_plan_and_counts_an_error() {
     let invalid = policy(false, 1, 4).replace("\"weight\":4", "\"weight\":-4");
     assert_ne!(invalid, policy(false, 1, 4));
     volume.update(&invalid);
-    eventually("the error counted", || async { metric(&server, ERROR).await == 1.0 }).await;
+    eventually("the error counted", WAIT, || async { metric(&server, ERROR).await == 1.0 }).await;
     assert_eq!(reasons(&server, &body).await, all(&names, TAINTS), "the old order");
     assert_eq!(scores(&server, &body).await, [("ssd-0".into(), 8), ("plain-1".into(), 2)], "the old weights");
     assert_eq!(active_sha256(&server).await, sha256(&a), "the file in force is still the old one");
@@ -231,7 +226,7 @@ async fn an_invalid_update_keeps_the_old_plan_and_counts_an_error() {
     // Fixed: it loads.
     let b = policy(false, 1, 4);
     volume.update(&b);
-    eventually("the fixed file loaded", || async { metric(&server, SUCCESS).await == 1.0 }).await;
+    eventually("the fixed file loaded", WAIT, || async { metric(&server, SUCCESS).await == 1.0 }).await;
     assert_eq!(metric(&server, LAST_OK).await, 1.0);
     assert_eq!(reasons(&server, &body).await, all(&names, CPU));
     assert_eq!(active_sha256(&server).await, sha256(&b));
@@ -250,7 +245,7 @@ async fn sighup_reads_the_file_at_once() {
     assert_eq!(reasons(&server, &body).await, all(&names, TAINTS), "not polled yet");
     let kill = std::process::Command::new("kill").args(["-HUP", &std::process::id().to_string()]).status().unwrap();
     assert!(kill.success());
-    eventually("SIGHUP's reload", || async { reasons(&server, &body).await == all(&names, CPU) }).await;
+    eventually("SIGHUP's reload", WAIT, || async { reasons(&server, &body).await == all(&names, CPU) }).await;
     server.stop().await;
 }
 

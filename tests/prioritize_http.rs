@@ -3,16 +3,11 @@
 
 mod common;
 
-use common::{cluster, config, policy, TestServer};
+use common::{cluster, config, policy, web_2, TestServer};
 use predicate_extender::server::ClusterSource;
 use serde_json::{json, Value};
 
 const DEMO_NODES: [&str; 6] = ["node-a1", "node-a2", "node-a3", "node-b1", "node-b2", "node-b3"];
-
-fn web_2() -> Value {
-    let text = std::fs::read_to_string(common::fixture_path("../../examples/demo/filter-web-2.json")).unwrap();
-    serde_json::from_str::<Value>(&text).unwrap()["Pod"].clone()
-}
 
 fn hosts(answer: &Value) -> Vec<String> {
     answer.as_array().unwrap().iter().map(|e| e["Host"].as_str().unwrap().to_string()).collect()

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cluster, config, feasible, policy, TestServer};
+use common::{cluster, config, feasible, policy, shop_pod, TestServer};
 use serde_json::{json, Value};
 
 const NODES: [&str; 5] = ["n-a1", "n-a2", "n-b1", "n-b2", "n-x"];
@@ -30,13 +30,6 @@ const SERVICE_AFFINITY: &str = "node(s) didn't match service affinity";
 fn fixture_cluster() -> predicate_extender::server::ClusterSource {
     let text = std::fs::read_to_string(common::fixture_path("clusters/relationships-and-volumes.yaml")).unwrap();
     cluster(&text)
-}
-
-/// A pod in namespace shop with these labels and these extra spec fields.
-fn pod(name: &str, labels: Value, spec: Value) -> Value {
-    let mut spec = spec;
-    spec["containers"] = json!([{"name": "c", "image": "busybox:1.36"}]);
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "labels": labels}, "spec": spec})
 }
 
 fn claim(name: &str) -> Value {
@@ -84,7 +77,7 @@ async fn each_predicate_through_filter() {
     let cases = vec![
         Case {
             name: "pod affinity to db is satisfied zone-wide, by a pod on another node of the zone",
-            pod: pod(
+            pod: shop_pod(
                 "api-1",
                 json!({"app": "api"}),
                 json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -96,7 +89,7 @@ async fn each_predicate_through_filter() {
         },
         Case {
             name: "pod anti-affinity to db per host",
-            pod: pod(
+            pod: shop_pod(
                 "api-2",
                 json!({"app": "api"}),
                 json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -108,14 +101,14 @@ async fn each_predicate_through_filter() {
         },
         Case {
             name: "an existing pod's anti-affinity blocks its whole zone, not a node without the label",
-            pod: pod("frontend-1", json!({"app": "frontend"}), json!({})),
+            pod: shop_pod("frontend-1", json!({"app": "frontend"}), json!({})),
             feasible: vec!["n-a1", "n-a2", "n-x"],
             failed: vec![("n-b1", EXISTING_ANTI_AFFINITY), ("n-b2", EXISTING_ANTI_AFFINITY)],
             unresolvable: vec![],
         },
         Case {
             name: "namespaceSelector reaches pods of other namespaces",
-            pod: pod(
+            pod: shop_pod(
                 "api-3",
                 json!({"app": "api"}),
                 json!({"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -127,7 +120,7 @@ async fn each_predicate_through_filter() {
         },
         Case {
             name: "topology spread: two spread pods in zone-a, none in zone-b, maxSkew 1",
-            pod: pod(
+            pod: shop_pod(
                 "spread-3",
                 json!({"app": "spread"}),
                 json!({"topologySpreadConstraints": [
@@ -139,7 +132,7 @@ async fn each_predicate_through_filter() {
         },
         Case {
             name: "NoDiskConflict: GCE PD disk-1 is in use on n-a2",
-            pod: pod(
+            pod: shop_pod(
                 "disk-1-user",
                 json!({}),
                 json!({"volumes": [{"name": "d", "gcePersistentDisk": {"pdName": "disk-1"}}]}),
@@ -150,21 +143,21 @@ async fn each_predicate_through_filter() {
         },
         Case {
             name: "MaxCSIVolumeCount: n-a1's CSINode allows one pd.csi volume and has it",
-            pod: pod("csi-2", json!({}), claim("csi-new")),
+            pod: shop_pod("csi-2", json!({}), claim("csi-new")),
             feasible: vec!["n-a2", "n-b1", "n-b2", "n-x"],
             failed: vec![("n-a1", VOLUME_COUNT)],
             unresolvable: vec![],
         },
         Case {
             name: "NoVolumeZoneConflict: a zone-b volume; a node without zone labels passes",
-            pod: pod("zone-b-user", json!({}), claim("data-b")),
+            pod: shop_pod("zone-b-user", json!({}), claim("data-b")),
             feasible: vec!["n-b1", "n-b2", "n-x"],
             failed: vec![],
             unresolvable: vec![("n-a1", VOLUME_ZONE), ("n-a2", VOLUME_ZONE)],
         },
         Case {
             name: "CheckVolumeBinding: a bound local volume pins the pod to its node",
-            pod: pod("local-user", json!({}), claim("local-bound")),
+            pod: shop_pod("local-user", json!({}), claim("local-bound")),
             feasible: vec!["n-a2"],
             failed: vec![],
             unresolvable: vec![
@@ -176,7 +169,7 @@ async fn each_predicate_through_filter() {
         },
         Case {
             name: "CheckVolumeBinding: a WaitForFirstConsumer claim fits where an available volume matches",
-            pod: pod("local-wanter", json!({}), claim("local-wanted")),
+            pod: shop_pod("local-wanter", json!({}), claim("local-wanted")),
             feasible: vec!["n-b2"],
             failed: vec![],
             unresolvable: vec![("n-a1", NO_PV), ("n-a2", NO_PV), ("n-b1", NO_PV), ("n-x", NO_PV)],
@@ -185,7 +178,7 @@ async fn each_predicate_through_filter() {
             // On n-a1 MaxCSIVolumeCount, earlier in the static order, already counts the claim by
             // its class's CSI provisioner against the CSINode's limit of one.
             name: "CheckVolumeBinding: an unbound Immediate claim fails everywhere",
-            pod: pod("immediate-user", json!({}), claim("unbound-immediate")),
+            pod: shop_pod("immediate-user", json!({}), claim("unbound-immediate")),
             feasible: vec![],
             failed: vec![("n-a1", VOLUME_COUNT)],
             unresolvable: NODES[1..].iter().map(|n| (*n, UNBOUND_IMMEDIATE)).collect(),
@@ -209,7 +202,7 @@ async fn service_affinity_keeps_a_services_pods_on_one_zone() {
         &server,
         &Case {
             name: "web-0 runs in zone-a, so web pods go to zone-a",
-            pod: pod("web-1", json!({"app": "web"}), json!({})),
+            pod: shop_pod("web-1", json!({"app": "web"}), json!({})),
             feasible: vec!["n-a1", "n-a2"],
             failed: vec![("n-b1", SERVICE_AFFINITY), ("n-b2", SERVICE_AFFINITY), ("n-x", SERVICE_AFFINITY)],
             unresolvable: vec![],
@@ -220,7 +213,7 @@ async fn service_affinity_keeps_a_services_pods_on_one_zone() {
         &server,
         &Case {
             name: "a pod of no service fits everywhere",
-            pod: pod("loner", json!({"app": "loner"}), json!({})),
+            pod: shop_pod("loner", json!({"app": "loner"}), json!({})),
             feasible: NODES.to_vec(),
             failed: vec![],
             unresolvable: vec![],

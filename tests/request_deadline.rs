@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use common::{config, TestServer};
 use predicate_extender::cluster::Snapshot;
+use predicate_extender::gen_cluster::api_objects;
+use predicate_extender::gen_cluster::generate::{generate, node_name, ClusterSpec, Rng};
 use predicate_extender::server::ClusterSource;
-use predicate_extender::testing::api_objects;
-use predicate_extender::testing::generate::{generate, node_name, ClusterSpec, Rng};
 use serde_json::json;
 
 #[tokio::test]

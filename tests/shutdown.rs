@@ -9,6 +9,7 @@ mod fake_apiserver;
 use std::time::{Duration, Instant};
 
 use fake_apiserver::{node_json, pod_json, FakeApiServer};
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 /// A fake cluster with a node and a pending pod, and the binary watching it, ready.
@@ -21,11 +22,10 @@ async fn cluster_and_extender(extra: &[&str]) -> (FakeApiServer, child::Server) 
     args.extend_from_slice(extra);
     let server = tokio::task::block_in_place(|| child::Server::start(&args));
     let readyz = format!("http://{}/readyz", server.admin);
-    let start = Instant::now();
-    while reqwest::get(&readyz).await.map(|r| r.status().as_u16()).unwrap_or(0) != 200 {
-        assert!(start.elapsed() < child::DEADLINE, "the extender never became ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually("the extender to become ready", child::DEADLINE, || async {
+        reqwest::get(&readyz).await.is_ok_and(|r| r.status().as_u16() == 200)
+    })
+    .await;
     (api, server)
 }
 
@@ -42,11 +42,10 @@ async fn bind_in_flight(
         let status = resp.status().as_u16();
         Ok((status, resp.json::<Value>().await?))
     });
-    let start = Instant::now();
-    while !api.requests().iter().any(|r| r.path.ends_with("/pods/p/binding")) {
-        assert!(start.elapsed() < child::DEADLINE, "the bind never reached the API server");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    eventually("the bind to reach the API server", child::DEADLINE, || {
+        std::future::ready(api.requests().iter().any(|r| r.path.ends_with("/pods/p/binding")))
+    })
+    .await;
     request
 }
 

@@ -41,10 +41,10 @@ use common::model_diff::differences;
 use fake_apiserver::FakeApiServer;
 use predicate_extender::cluster::source::kube::{list_once, Connection};
 use predicate_extender::cluster::ObjectKind;
+use predicate_extender::gen_cluster::api_objects::{cluster_node, cluster_pod, pending_pod, pod};
+use predicate_extender::gen_cluster::generate::{ClusterSpec, Rng};
 use predicate_extender::gen_cluster::write::{extender_args, ArgsMode};
 use predicate_extender::server::{ClusterSource, ServeConfig};
-use predicate_extender::testing::api_objects::{cluster_node, cluster_pod, pending_pod, pod};
-use predicate_extender::testing::generate::{ClusterSpec, Rng};
 use serde_json::{json, Value};
 
 /// Set (to the kubeconfig path) in the extender process the soak starts.

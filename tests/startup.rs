@@ -26,8 +26,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fake_apiserver::FakeApiServer;
-use predicate_extender::testing::api_objects::{cluster_node, cluster_pod};
-use predicate_extender::testing::generate::ClusterSpec;
+use predicate_extender::gen_cluster::api_objects::{cluster_node, cluster_pod};
+use predicate_extender::gen_cluster::generate::ClusterSpec;
 use serde_json::json;
 
 fn setting(name: &str, default: &str) -> String {

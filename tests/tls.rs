@@ -8,11 +8,11 @@ mod common;
 mod pki;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use common::config;
 use pki::{client_config, https_post, Ca, Leaf, SecretVolume};
 use predicate_extender::server::{start, ClusterSource, TlsFiles};
+use predicate_extender::testing::eventually;
 
 fn demo_filter_body() -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo/filter-web-2.json")).unwrap()
@@ -93,16 +93,8 @@ async fn a_client_ca_requires_a_client_certificate_it_signed() {
 
 /// Polls fresh connections until the server presents `want`, or panics after the deadline.
 async fn until_serving(client: &Arc<rustls::ClientConfig>, addr: &str, want: &[u8], what: &str) {
-    let start = Instant::now();
-    loop {
-        if let Ok((_, cert)) = filter(client, addr).await {
-            if cert == want {
-                return;
-            }
-        }
-        assert!(start.elapsed() < child::DEADLINE, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    eventually(what, child::DEADLINE, || async { filter(client, addr).await.is_ok_and(|(_, cert)| cert == want) })
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

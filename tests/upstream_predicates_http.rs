@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{cluster, config, feasible, policy, TestServer};
+use common::{cluster, config, feasible, policy, shop_pod, TestServer};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = "clusters/upstream-predicates.yaml";
@@ -37,13 +37,6 @@ fn node_list(names: &[&str]) -> Value {
         })
         .collect();
     json!({"metadata": {"resourceVersion": "7"}, "items": items})
-}
-
-/// A pod in namespace shop with these labels and spec fields (a container added).
-fn pod(name: &str, labels: Value, spec: Value) -> Value {
-    let mut spec = spec;
-    spec["containers"] = json!([{"name": "c", "image": "busybox:1.36"}]);
-    json!({"metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "labels": labels}, "spec": spec})
 }
 
 /// What a /filter answer says, the same in both modes.
@@ -108,7 +101,7 @@ async fn check_node_condition_lists_every_reason() {
             ("net-down", "node(s) had unavailable network"),
         ],
     );
-    let plain = pod("plain", json!({}), json!({}));
+    let plain = shop_pod("plain", json!({}), json!({}));
     check_both_modes(&server, "node conditions", &plain, &["ready", "out-of-disk", "net-down"], &want).await;
     server.stop().await;
 }
@@ -138,7 +131,7 @@ async fn claims_that_cannot_be_followed_count_toward_the_volume_limit() {
         ),
     ];
     for (name, names, want) in cases {
-        let p = pod("ebs", json!({}), claims(&names));
+        let p = shop_pod("ebs", json!({}), claims(&names));
         check_both_modes(&server, name, &p, &["vol-1", "vol-2"], &want).await;
     }
     server.stop().await;
@@ -155,11 +148,11 @@ async fn an_unparsable_node_selector_term_matches_nothing() {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "NotIn", "values": [value]}]}]}}}})
     };
     let selector = "node(s) didn't match node selector";
-    let invalid = pod("invalid", json!({}), not_in("invalid value: ___@#$%^"));
+    let invalid = shop_pod("invalid", json!({}), not_in("invalid value: ___@#$%^"));
     let want = verdict(&[], &[], &[("ready", selector), ("vol-2", selector)]);
     check_both_modes(&server, "invalid NotIn value", &invalid, &["ready", "vol-2"], &want).await;
     // The same term with a valid value: ready has foo=bar, vol-2 no foo at all.
-    let valid = pod("valid", json!({}), not_in("baz"));
+    let valid = shop_pod("valid", json!({}), not_in("baz"));
     check_both_modes(
         &server,
         "valid NotIn value",
@@ -179,7 +172,7 @@ async fn an_unparsable_node_selector_term_matches_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn inter_pod_affinity_checks_existing_pods_first() {
     let server = server().await;
-    let web = pod(
+    let web = shop_pod(
         "web-2",
         json!({"app": "web"}),
         json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -201,7 +194,7 @@ async fn inter_pod_affinity_checks_existing_pods_first() {
 #[tokio::test(flavor = "multi_thread")]
 async fn terminating_pods_do_not_count_for_spreading() {
     let server = server().await;
-    let spread = pod(
+    let spread = shop_pod(
         "spread-2",
         json!({"app": "spread"}),
         json!({"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule",

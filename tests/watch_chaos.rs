@@ -10,7 +10,6 @@ mod common;
 mod fake_apiserver;
 
 use std::collections::BTreeSet;
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,22 +19,11 @@ use common::{config, feasible, TestServer};
 use fake_apiserver::{node_json, pod_json, FakeApiServer, ListFault, WatchFault};
 use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::{ClusterSource, ServeConfig};
+use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
 /// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
 const DEADLINE: Duration = Duration::from_secs(30);
-
-/// Polls `check` until it returns `Some`, or panics with what `check` last said after the deadline.
-async fn eventually<T, F: Future<Output = Result<T, String>>>(what: &str, mut check: impl FnMut() -> F) -> T {
-    let start = Instant::now();
-    loop {
-        match check().await {
-            Ok(v) => return v,
-            Err(last) if start.elapsed() > DEADLINE => panic!("timed out waiting for {what}; last: {last}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-}
 
 /// Small pages, a short staleness limit, quick backoff: faults show within a test's time.
 fn live_config(api: &FakeApiServer) -> ServeConfig {
@@ -69,7 +57,7 @@ async fn readyz(server: &TestServer) -> (u16, Value) {
 }
 
 async fn wait_ready(server: &TestServer) {
-    eventually("readyz 200", || async {
+    eventually("readyz 200", DEADLINE, || async {
         let (status, body) = readyz(server).await;
         if status == 200 {
             Ok(())
@@ -82,7 +70,7 @@ async fn wait_ready(server: &TestServer) {
 
 /// Waits until /readyz names `resource` stale.
 async fn wait_stale(server: &TestServer, resource: &str) -> Value {
-    eventually(&format!("readyz to call {resource} stale"), || async {
+    eventually(&format!("readyz to call {resource} stale"), DEADLINE, || async {
         let (status, body) = readyz(server).await;
         let stale = body["stale"].as_array().is_some_and(|s| s.iter().any(|w| w["resource"] == resource));
         if status == 503 && stale {
@@ -96,7 +84,7 @@ async fn wait_stale(server: &TestServer, resource: &str) -> Value {
 
 /// Waits until the model equals the API server's truth, object by object.
 async fn converges(api: &FakeApiServer, server: &TestServer, what: &str) {
-    eventually(what, || async {
+    eventually(what, DEADLINE, || async {
         let truth = truth_snapshot(|kind| api.list(kind));
         let diff = differences(&server.store().snapshot(), &truth, 10);
         if diff.is_empty() {
@@ -137,7 +125,7 @@ async fn a_watch_cut_in_the_middle_of_a_line_resumes_without_losing_or_applying_
         api.apply(pod_json("default", &format!("new{round}"), "n2", "200m"));
         api.apply(pod_json("default", &format!("p{}", round + 3), "", "300m"));
         converges(&api, &server, &format!("round {round}")).await;
-        eventually("the pod watch resumed", || async {
+        eventually("the pod watch resumed", DEADLINE, || async {
             (api.watch_count("Pod") > watches).then_some(()).ok_or_else(|| "no new watch".to_string())
         })
         .await;
@@ -225,7 +213,7 @@ async fn bookmarks_move_the_resume_point_so_a_compaction_after_them_costs_no_rel
             .collect()
     };
     let since = Instant::now();
-    eventually("a pod watch resumed from a bookmark's version", || async {
+    eventually("a pod watch resumed from a bookmark's version", DEADLINE, || async {
         let resumed = pod_watches_from(since);
         resumed.iter().any(|rv| *rv >= latest).then_some(()).ok_or(format!("{resumed:?}, want {latest}"))
     })
@@ -237,7 +225,7 @@ async fn bookmarks_move_the_resume_point_so_a_compaction_after_them_costs_no_rel
     api.set_history_limit(1);
     api.apply(node_json("n1", "4", "8Gi", "110"));
     let since = Instant::now();
-    eventually("two pod watches resumed after the compaction", || async {
+    eventually("two pod watches resumed after the compaction", DEADLINE, || async {
         let resumed = pod_watches_from(since);
         (resumed.len() >= 2).then_some(()).ok_or(format!("{resumed:?}"))
     })
@@ -386,7 +374,7 @@ async fn a_fresh_watch_answered_410_again_and_again_backs_off_instead_of_relisti
     api.drop_watches();
     api.apply(pod_json("default", "meanwhile", "n2", "1"));
     converges(&api, &server, "after the 410s").await;
-    eventually("the fifth pod watch", || async {
+    eventually("the fifth pod watch", DEADLINE, || async {
         let watches = api
             .requests()
             .iter()

@@ -16,10 +16,10 @@ use predicate_extender::cluster::objects::{Node, Object, Pod};
 use predicate_extender::cluster::Snapshot;
 use predicate_extender::engine::evaluator::default_parallelism;
 use predicate_extender::engine::{CancelFlag, Candidate, Evaluator, RequestJob};
+use predicate_extender::gen_cluster::api_objects::{cluster_node, cluster_pod, pending_pod};
+use predicate_extender::gen_cluster::generate::{node_name, ClusterSpec};
 use predicate_extender::gen_cluster::write::{extender_args, ArgsMode};
 use predicate_extender::policy::Plan;
-use predicate_extender::testing::api_objects::{cluster_node, cluster_pod, pending_pod};
-use predicate_extender::testing::generate::{node_name, ClusterSpec};
 use rayon::prelude::*;
 
 /// The allocator the server runs with (`src/main.rs`), so the benches time what it does.

@@ -84,6 +84,8 @@ impl IntoIterator for ResourceList {
     }
 }
 
+/// Test support only (`cfg(test)` or the `test-util` feature): production code uses `get`.
+#[cfg(any(test, feature = "test-util"))]
 impl std::ops::Index<&str> for ResourceList {
     type Output = Quantity;
     /// Panics when the name is missing, as a map index does; for tests.

@@ -165,7 +165,7 @@ mod tests {
 mod scale_tests {
     use super::*;
     use crate::cluster::Snapshot;
-    use crate::testing::generate::{app_pod, generate, node_name, ClusterSpec, Rng};
+    use crate::gen_cluster::generate::{app_pod, generate, node_name, ClusterSpec, Rng};
 
     #[test]
     fn parallelism_1_and_16_give_identical_scores_on_5000_nodes() {
@@ -202,10 +202,10 @@ mod scale_tests {
     #[test]
     fn default_priorities_on_1000_generated_nodes_rank_as_the_classic_weighted_sum() {
         use crate::cluster::objects::{Object, Pod};
-        use crate::testing::api_objects;
+        use crate::gen_cluster::api_objects;
 
         let spec = ClusterSpec { nodes: 1000, ..ClusterSpec::default() };
-        let snapshot = crate::testing::generate::snapshot(&spec);
+        let snapshot = crate::gen_cluster::generate::snapshot(&spec);
         let pending = serde_json::from_value::<Object<Pod>>(api_objects::pending_pod(&spec)).unwrap().0;
         let pod = PodContext::new(pending);
         let candidates: Vec<Candidate> = (0..spec.nodes).map(|i| Candidate::by_name(&snapshot, node_name(i))).collect();

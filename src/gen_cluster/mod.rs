@@ -1,8 +1,12 @@
 //! `predicate-extender gen-cluster`: writes a synthetic cluster of realistic API objects (the
-//! `testing::api_objects` generator, shaped by `testing::cluster_shape`) as a snapshot file, the
-//! pod waiting to be scheduled, or a complete `/filter` request for it, the same for the same
-//! flags and seed. Benchmarks and `bench/load.sh` measure these.
+//! [`api_objects`] generator, shaped by [`cluster_shape`]) as a snapshot file, the pod waiting to
+//! be scheduled, or a complete `/filter` request for it, the same for the same flags and seed.
+//! Benchmarks and `bench/load.sh` measure these; [`generate`] renders the same cluster as model
+//! objects for benchmarks, scale tests and examples.
 
+pub mod api_objects;
+pub mod cluster_shape;
+pub mod generate;
 pub mod write;
 
 use std::fs::File;
@@ -11,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::testing::generate::ClusterSpec;
+use generate::ClusterSpec;
 pub use write::ArgsMode;
 
 #[derive(Debug, Args)]
@@ -102,7 +106,7 @@ pub fn run(args: &GenClusterArgs) -> Result<String, String> {
         format!("ExtenderArgs with {count} {form}")
     } else {
         write_file(&args.out, |w| write::write_snapshot(w, &spec))?;
-        let controllers = crate::testing::api_objects::controllers(&spec).len();
+        let controllers = crate::gen_cluster::api_objects::controllers(&spec).len();
         format!(
             "{} nodes, {} pods ({} nominated), {controllers} Services and ReplicaSets",
             spec.nodes,

@@ -6,8 +6,8 @@ use std::io::{self, Write};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
-use crate::testing::api_objects::{cluster_node, cluster_pod, controllers, pending_pod};
-use crate::testing::generate::{node_name, ClusterSpec};
+use crate::gen_cluster::api_objects::{cluster_node, cluster_pod, controllers, pending_pod};
+use crate::gen_cluster::generate::{node_name, ClusterSpec};
 
 /// How the candidate nodes are sent in a filter/prioritize request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

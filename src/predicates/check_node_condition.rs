@@ -156,7 +156,7 @@ mod tests {
 
     #[test]
     fn a_cordoned_node_fails_even_for_a_pod_that_tolerates_it() {
-        let node = crate::cluster::NodeInfo::from_parts(NodeBuilder::new("n").unschedulable().build(), []);
+        let node = NodeBuilder::new("n").unschedulable().info();
         let tolerant = PodBuilder::new("p").toleration(UNSCHEDULABLE_TAINT_KEY, "Exists", "", "NoSchedule").build();
         assert_eq!(reasons_of(&CheckNodeCondition, tolerant, &node), vec![ERR_NODE_UNSCHEDULABLE]);
     }

@@ -80,7 +80,7 @@ mod tests {
 
     #[test]
     fn presence_and_absence() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n").label("region", "r1").label("zone", "").build(), []);
+        let node = NodeBuilder::new("n").label("region", "r1").label("zone", "").info();
         let fail = vec![ERR_NODE_LABEL_PRESENCE_VIOLATED];
         let cases = [
             ("all present", vec!["region", "zone"], true, vec![]),

@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn without_a_service_only_the_node_selector_counts() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n").label(ZONE, "a").build(), []);
+        let node = NodeBuilder::new("n").label(ZONE, "a").info();
         let reasons_of = crate::predicates::reasons_of;
         assert!(reasons_of(&zone_predicate(), web("p").build(), &node).is_empty());
         assert!(reasons_of(&zone_predicate(), web("p").node_selector(ZONE, "a").build(), &node).is_empty());

@@ -719,7 +719,7 @@ mod tests {
 
     /// Node `n1` in zone `a`.
     fn node_in_a() -> NodeInfo {
-        NodeInfo::from_parts(NodeBuilder::new("n1").label(ZONE, "a").build(), [])
+        NodeBuilder::new("n1").label(ZONE, "a").info()
     }
 
     fn run(objects: VolumeObjects, pod: Pod, node: &NodeInfo) -> Vec<Reason> {

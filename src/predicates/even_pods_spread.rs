@@ -1148,7 +1148,7 @@ mod tests {
 
     #[test]
     fn without_constraints_every_node_fits_and_without_state_none_does() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let node = NodeBuilder::new("n").info();
         let pod = PodContext::new(pod_with(&[("app", "web")], vec![hard(1, ZONE, "web")]));
         let mut reasons = Vec::new();
         let missing = crate::framework::AnyPredicate::check(&EvenPodsSpread, &pod, None, &node, &mut reasons);

@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn honours_the_ignored_extended_resources() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);
+        let node = NodeBuilder::new("n1").info();
         let pod = || PodBuilder::new("p").req(&[("example.com/foo", "1"), ("nvidia.com/gpu", "1")]).build();
         let ignored = IgnoredResources::new(vec!["example.com/foo".to_string()], vec![]).unwrap();
         let short = |name: &str| {

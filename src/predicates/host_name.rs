@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn host_names() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);
+        let node = NodeBuilder::new("n1").info();
         let cases = [
             ("no nodeName", PodBuilder::new("p"), vec![]),
             ("this node", PodBuilder::new("p").node("n1"), vec![]),

@@ -874,7 +874,7 @@ mod tests {
 
     #[test]
     fn a_missing_state_is_an_error_not_a_pass() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let node = NodeBuilder::new("n").info();
         let pod = PodContext::new(affinity(PodBuilder::new("p"), vec![term(&[("app", "db")], ZONE)]));
         let mut reasons = Vec::new();
         let got = crate::framework::AnyPredicate::check(&MatchInterPodAffinity, &pod, None, &node, &mut reasons);

@@ -55,7 +55,7 @@ mod tests {
 
     #[test]
     fn selectors_and_affinity() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n1").label("zone", "a").label("disk", "ssd").build(), []);
+        let node = NodeBuilder::new("n1").label("zone", "a").label("disk", "ssd").info();
         let fail = vec![ERR_NODE_SELECTOR_NOT_MATCH];
         let cases = [
             ("nothing asked", PodBuilder::new("p"), vec![]),
@@ -272,8 +272,7 @@ mod tests {
             ),
         ];
         for (name, pod, node_name, labels, fits) in cases {
-            let node = labels.iter().fold(NodeBuilder::new(node_name), |b, (k, v)| b.label(k, v)).build();
-            let node = NodeInfo::from_parts(node, []);
+            let node = NodeBuilder::new(node_name).labels(labels).info();
             let want = if fits { vec![] } else { vec![ERR_NODE_SELECTOR_NOT_MATCH] };
             assert_eq!(reasons_of(&MatchNodeSelector, pod.build(), &node), want, "{name}");
         }
@@ -289,7 +288,7 @@ mod tests {
 
     #[test]
     fn required_affinity_without_terms_matches_nothing() {
-        let node = NodeInfo::from_parts(NodeBuilder::new("n1").build(), []);
+        let node = NodeBuilder::new("n1").info();
         let mut pod = PodBuilder::new("p").node_affinity_term(term(vec![])).build();
         if let Some(na) = pod.spec.affinity.as_mut().and_then(|a| a.node_affinity.as_mut()) {
             na.required_during_scheduling_ignored_during_execution.as_mut().unwrap().node_selector_terms.clear();

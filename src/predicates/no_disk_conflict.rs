@@ -227,7 +227,7 @@ mod tests {
         );
         assert!(reasons_of(&NoDiskConflict, pod(vec![gce("pd-3", true), ebs("vol-9")]), &node).is_empty());
         assert!(reasons_of(&NoDiskConflict, pod(vec![]), &node).is_empty());
-        let empty = NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
+        let empty = NodeBuilder::new("n").info();
         assert!(reasons_of(&NoDiskConflict, pod(vec![gce("pd-1", false)]), &empty).is_empty());
     }
 }

@@ -223,8 +223,7 @@ mod tests {
     }
 
     fn node(labels: &[(&str, &str)]) -> NodeInfo {
-        let b = labels.iter().fold(NodeBuilder::new("n1"), |b, (k, v)| b.label(k, v));
-        NodeInfo::from_parts(b.build(), [])
+        NodeBuilder::new("n1").labels(labels).info()
     }
 
     fn run(objects: VolumeObjects, pod: Pod, node: &NodeInfo) -> Vec<Reason> {

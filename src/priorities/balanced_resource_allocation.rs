@@ -54,29 +54,13 @@ fn score(pod: &PodContext, node: &NodeInfo) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::objects::{Node, Pod};
-    use crate::priorities::resource_allocation::test_support::scores;
-    use crate::testing::{NodeBuilder, PodBuilder};
-
-    fn node(name: &str, cpu: &str, memory: &str) -> Node {
-        NodeBuilder::new(name).alloc(&[("cpu", cpu), ("memory", memory)]).build()
-    }
-
-    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
-        PodBuilder::new(name).node(node).req(requests).build()
-    }
+    use crate::priorities::resource_allocation::test_support::{check, node, on, scores, ScoreCase};
+    use crate::testing::PodBuilder;
 
     #[test]
     fn scores_follow_the_fraction_difference() {
-        struct Case {
-            name: &'static str,
-            pod: Pod,
-            nodes: Vec<Node>,
-            placed: Vec<Pod>,
-            want: Vec<i64>,
-        }
         let cases = vec![
-            Case {
+            ScoreCase {
                 // a: cpu 3000/4000 = 0.75, memory 5000/10000 = 0.5: (1 - 0.25) * 10 = 7.5 -> 7.
                 // b: cpu 3000/6000 = 0.5, memory 0.5: 10.
                 name: "differently sized nodes",
@@ -85,7 +69,7 @@ mod tests {
                 placed: vec![],
                 want: vec![7, 10],
             },
-            Case {
+            ScoreCase {
                 // The pod asks for nothing: it counts 100m and 200Mi.
                 // a: cpu (400+100)/1000 = 0.5, memory (312+200)Mi/1Gi = 0.5: 10.
                 // b: cpu 100/1000 = 0.1, memory 200/1024 = 0.1953125: diff 0.0953125,
@@ -101,7 +85,7 @@ mod tests {
                 ],
                 want: vec![10, 9, 6],
             },
-            Case {
+            ScoreCase {
                 // a: cpu (900+100)/1000 = 1: fraction >= 1, 0.
                 // b: memory (900+200)Mi/1Gi > 1: 0.
                 // c: cpu allocatable 0: fraction 1, 0.
@@ -123,9 +107,7 @@ mod tests {
             hard_pod_affinity_symmetric_weight: 1,
         })
         .unwrap();
-        for c in cases {
-            assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
-        }
+        check(&priority, cases);
     }
 
     #[test]

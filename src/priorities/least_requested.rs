@@ -37,29 +37,13 @@ fn score(pod: &PodContext, node: &NodeInfo) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::objects::{Node, Pod};
-    use crate::priorities::resource_allocation::test_support::scores;
-    use crate::testing::{NodeBuilder, PodBuilder};
-
-    fn node(name: &str, cpu: &str, memory: &str) -> Node {
-        NodeBuilder::new(name).alloc(&[("cpu", cpu), ("memory", memory)]).build()
-    }
-
-    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
-        PodBuilder::new(name).node(node).req(requests).build()
-    }
+    use crate::priorities::resource_allocation::test_support::{check, node, on, scores, ScoreCase};
+    use crate::testing::PodBuilder;
 
     #[test]
     fn scores_follow_least_requested_score() {
-        struct Case {
-            name: &'static str,
-            pod: Pod,
-            nodes: Vec<Node>,
-            placed: Vec<Pod>,
-            want: Vec<i64>,
-        }
         let cases = vec![
-            Case {
+            ScoreCase {
                 // cpu (4000-3000)*10/4000 = 2 (2.5), memory (10000-5000)*10/10000 = 5: (2+5)/2 = 3.
                 // cpu (6000-3000)*10/6000 = 5, memory 5: (5+5)/2 = 5.
                 name: "differently sized nodes",
@@ -68,7 +52,7 @@ mod tests {
                 placed: vec![],
                 want: vec![3, 5],
             },
-            Case {
+            ScoreCase {
                 // The pod asks for nothing: it counts 100m and 200Mi.
                 // a: cpu 400+100 = 500 of 1000: 500*10/1000 = 5; memory 312Mi+200Mi = 512Mi of
                 //    1Gi: 512*10/1024 = 5; (5+5)/2 = 5.
@@ -79,7 +63,7 @@ mod tests {
                 placed: vec![on("a", "x", &[("cpu", "400m"), ("memory", "312Mi")])],
                 want: vec![5, 8],
             },
-            Case {
+            ScoreCase {
                 // A placed pod without requests counts 100m / 200Mi on its node too.
                 // a: cpu 100+100 = 200 of 1000: 800*10/1000 = 8; memory 200Mi+200Mi of 1Gi:
                 //    624*10/1024 = 6 (6.09); (8+6)/2 = 7.
@@ -89,7 +73,7 @@ mod tests {
                 placed: vec![on("a", "x", &[])],
                 want: vec![7],
             },
-            Case {
+            ScoreCase {
                 // a: cpu 1000+100 = 1100 > 1000: 0; memory 256Mi+200Mi = 456Mi: 568*10/1024 = 5
                 //    (5.5); (0+5)/2 = 2.
                 // b: cpu 900+100 = 1000 = capacity: 0*10/1000 = 0; memory the same 5; (0+5)/2 = 2.
@@ -110,9 +94,7 @@ mod tests {
             hard_pod_affinity_symmetric_weight: 1,
         })
         .unwrap();
-        for c in cases {
-            assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
-        }
+        check(&priority, cases);
     }
 
     /// upstream: TestLeastRequested (1.12-1.16 least_requested_test.go), every case, with its

@@ -38,29 +38,13 @@ fn score(pod: &PodContext, node: &NodeInfo) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::objects::{Node, Pod};
-    use crate::priorities::resource_allocation::test_support::scores;
-    use crate::testing::{NodeBuilder, PodBuilder};
-
-    fn node(name: &str, cpu: &str, memory: &str) -> Node {
-        NodeBuilder::new(name).alloc(&[("cpu", cpu), ("memory", memory)]).build()
-    }
-
-    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
-        PodBuilder::new(name).node(node).req(requests).build()
-    }
+    use crate::priorities::resource_allocation::test_support::{check, node, on, scores, ScoreCase};
+    use crate::testing::PodBuilder;
 
     #[test]
     fn scores_follow_most_requested_score() {
-        struct Case {
-            name: &'static str,
-            pod: Pod,
-            nodes: Vec<Node>,
-            placed: Vec<Pod>,
-            want: Vec<i64>,
-        }
         let cases = vec![
-            Case {
+            ScoreCase {
                 // a: cpu 3000*10/4000 = 7 (7.5), memory 5000*10/10000 = 5: (7+5)/2 = 6.
                 // b: cpu 3000*10/6000 = 5, memory 5: (5+5)/2 = 5.
                 name: "differently sized nodes",
@@ -69,7 +53,7 @@ mod tests {
                 placed: vec![],
                 want: vec![6, 5],
             },
-            Case {
+            ScoreCase {
                 // The pod asks for nothing: it counts 100m and 200Mi.
                 // a: cpu 600+100 = 700 of 1000: 7; memory 312Mi+200Mi = 512Mi of 1Gi:
                 //    512*10/1024 = 5; (7+5)/2 = 6.
@@ -80,7 +64,7 @@ mod tests {
                 placed: vec![on("a", "x", &[("cpu", "600m"), ("memory", "312Mi")])],
                 want: vec![6, 1],
             },
-            Case {
+            ScoreCase {
                 // a: cpu 1000+100 = 1100 > 1000: 0 (not 10); memory 824Mi+200Mi = 1Gi, full:
                 //    10; (0+10)/2 = 5.
                 // b: cpu 900+100 = 1000 = capacity: 10; memory the same 10: 10.
@@ -101,9 +85,7 @@ mod tests {
             hard_pod_affinity_symmetric_weight: 1,
         })
         .unwrap();
-        for c in cases {
-            assert_eq!(scores(&priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
-        }
+        check(&priority, cases);
     }
 
     #[test]

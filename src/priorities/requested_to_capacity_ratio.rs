@@ -273,8 +273,9 @@ impl Scorer for RatioScorer {
 mod tests {
     use super::*;
     use crate::cluster::objects::{Node, Pod};
-    use crate::priorities::resource_allocation::test_support::scores;
-    use crate::testing::{NodeBuilder, PodBuilder};
+    use crate::priorities::resource_allocation::test_support::upstream::make_node;
+    use crate::priorities::resource_allocation::test_support::{alloc_node as node, on, scores};
+    use crate::testing::PodBuilder;
     use serde_json::json;
 
     fn with(argument: Option<&Value>) -> Arc<dyn Priority> {
@@ -284,14 +285,6 @@ mod tests {
             hard_pod_affinity_symmetric_weight: 1,
         })
         .unwrap()
-    }
-
-    fn node(name: &str, alloc: &[(&str, &str)]) -> Node {
-        NodeBuilder::new(name).alloc(alloc).build()
-    }
-
-    fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
-        PodBuilder::new(name).node(node).req(requests).build()
     }
 
     /// The two worked examples of the Kubernetes docs (Scheduling and Eviction, "Resource Bin
@@ -458,9 +451,6 @@ mod tests {
                 .req(&[("cpu", &format!("{cpu}m")), ("memory", &memory.to_string())])
                 .build()
         };
-        let node = |name: &str, cpu: i64, memory: i64| {
-            node(name, &[("cpu", &format!("{cpu}m")), ("memory", &memory.to_string())])
-        };
         // (name, (capacity cpu, memory), (used cpu, memory)) per node.
         type Nodes = [(&'static str, (i64, i64), (i64, i64)); 2];
         // (case, the pod's (cpu, memory) requests, nodes, expected scores).
@@ -487,7 +477,7 @@ mod tests {
         ];
         for (name, (cpu, memory), nodes, want) in cases {
             let placed = nodes.iter().map(|(n, _, (c, m))| pod_asking(&format!("used-{n}"), n, *c, *m)).collect();
-            let nodes = nodes.iter().map(|(n, (c, m), _)| node(n, *c, *m)).collect();
+            let nodes = nodes.iter().map(|(n, (c, m), _)| make_node(n, *c, *m)).collect();
             assert_eq!(scores(&with(None), pod_asking("p", "", cpu, memory), nodes, placed), want, "{name}");
         }
     }

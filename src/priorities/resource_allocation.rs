@@ -93,6 +93,39 @@ pub(crate) mod test_support {
     use crate::framework::PodContext;
     use crate::framework::Priority;
     use crate::priorities::testing::candidates;
+    use crate::testing::{NodeBuilder, PodBuilder};
+
+    /// A node with this allocatable cpu and memory.
+    pub fn node(name: &str, cpu: &str, memory: &str) -> Node {
+        alloc_node(name, &[("cpu", cpu), ("memory", memory)])
+    }
+
+    /// A node with these allocatable amounts.
+    pub fn alloc_node(name: &str, alloc: &[(&str, &str)]) -> Node {
+        NodeBuilder::new(name).alloc(alloc).build()
+    }
+
+    /// A pod placed on `node` with one container asking for `requests`.
+    pub fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
+        PodBuilder::new(name).node(node).req(requests).build()
+    }
+
+    /// One case of a table: the pod, the nodes, the pods placed on them, the expected scores in
+    /// node order.
+    pub struct ScoreCase {
+        pub name: &'static str,
+        pub pod: Pod,
+        pub nodes: Vec<Node>,
+        pub placed: Vec<Pod>,
+        pub want: Vec<i64>,
+    }
+
+    /// Each case's scores under `priority`, against its `want`.
+    pub fn check(priority: &Arc<dyn Priority>, cases: Vec<ScoreCase>) {
+        for c in cases {
+            assert_eq!(scores(priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
+        }
+    }
 
     /// Each node's score for `pod` (in `nodes` order), after `normalize`, with `placed` (pods with
     /// `spec.nodeName` set) on the nodes.

@@ -206,7 +206,7 @@ mod tests {
     }
 
     fn node(name: &str, labels: &[(&str, &str)]) -> crate::cluster::objects::Node {
-        labels.iter().fold(NodeBuilder::new(name), |b, (k, v)| b.label(k, v)).build()
+        NodeBuilder::new(name).labels(labels).build()
     }
 
     /// The normalised scores of the candidates, in order.

@@ -1,13 +1,17 @@
-//! Small builders for pods and nodes, for tests and examples: `PodBuilder::new("web").req(..)`.
+//! Test support, compiled only for the unit tests (`cfg(test)`) and with the `test-util` feature
+//! (the integration tests, benches, examples and fuzz targets): no production code lives here.
 //!
+//! Small builders for pods and nodes, for tests and examples: `PodBuilder::new("web").req(..)`.
 //! Nodes start schedulable and Ready with 4 cpu, 16Gi memory, 100Gi ephemeral storage and 110 pods,
-//! so a test states only what it is about.
+//! so a test states only what it is about. [`eventually`] polls a condition until it holds. The
+//! synthetic clusters of the benchmarks and `gen-cluster` are production code: `crate::gen_cluster`.
 
 use k8s_openapi::api::core::v1::{
     Affinity, ContainerPort, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration,
 };
 
 use crate::cluster::objects::{Container, Node, NodeCondition, Pod, ResourceRequirements};
+use crate::cluster::NodeInfo;
 use crate::quantity::Quantity;
 
 fn quantities(list: &[(&str, &str)]) -> crate::cluster::resource_list::ResourceList {
@@ -230,6 +234,11 @@ impl NodeBuilder {
         self
     }
 
+    /// Adds these labels.
+    pub fn labels(self, labels: &[(&str, &str)]) -> Self {
+        labels.iter().fold(self, |b, (k, v)| b.label(k, v))
+    }
+
     /// Sets (or adds) allocatable amounts.
     pub fn alloc(mut self, list: &[(&str, &str)]) -> Self {
         self.node.status.allocatable.extend(quantities(list));
@@ -268,11 +277,17 @@ impl NodeBuilder {
     pub fn build(self) -> Node {
         self.node
     }
+
+    /// The node with no pods on it, as the predicates see it.
+    pub fn info(self) -> NodeInfo {
+        NodeInfo::from_parts(self.node, [])
+    }
 }
 
-pub mod api_objects;
-pub mod cluster_shape;
+mod eventually;
 pub mod fuzz;
-pub mod generate;
 pub mod oracle;
+#[cfg(test)]
 pub mod zoned;
+
+pub use eventually::{eventually, Probe};

@@ -15,8 +15,8 @@ use serde_json::{json, Value};
 
 use crate::cluster::source::file::parse_objects;
 use crate::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared, Verdict};
+use crate::gen_cluster::generate::Rng;
 use crate::policy::Plan;
-use crate::testing::generate::Rng;
 
 /// One generated case: the cluster's objects and the pod to schedule, and the seed that made it.
 #[derive(Debug, Clone)]

@@ -124,3 +124,39 @@ pub fn feasible(answer: &Value) -> Vec<String> {
         .map(|items| items.iter().map(|n| n["metadata"]["name"].as_str().unwrap_or_default().to_string()).collect())
         .unwrap_or_default()
 }
+
+/// web-2, the pending pod of the README's examples, as kube-scheduler sends it
+/// (`examples/demo/filter-web-2.json`).
+pub fn web_2() -> Value {
+    let path = fixture_path("../../examples/demo/filter-web-2.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let args: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    args["Pod"].clone()
+}
+
+/// The demo cluster's nodes, in its order.
+pub const DEMO_NODES: [&str; 6] = ["node-a1", "node-a2", "node-a3", "node-b1", "node-b2", "node-b3"];
+
+/// The demo's node objects, as a `NodeList` value.
+pub fn demo_node_list() -> Value {
+    let yaml: Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML)
+        .unwrap_or_else(|e| panic!("demo yaml: {e}"));
+    let items: Vec<Value> = yaml["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("demo yaml has no items"))
+        .iter()
+        .filter(|v| v["kind"] == "Node")
+        .cloned()
+        .collect();
+    serde_json::json!({"metadata": {"resourceVersion": "42"}, "items": items})
+}
+
+/// A pod in namespace shop with these labels and these extra spec fields (one container added).
+pub fn shop_pod(name: &str, labels: Value, spec: Value) -> Value {
+    let mut spec = spec;
+    spec["containers"] = serde_json::json!([{"name": "c", "image": "busybox:1.36"}]);
+    serde_json::json!({
+        "metadata": {"name": name, "namespace": "shop", "uid": format!("uid-{name}"), "labels": labels},
+        "spec": spec
+    })
+}

@@ -133,26 +133,6 @@ pub async fn client_from(path: &Path) -> Client {
     Client::try_from(config).unwrap_or_else(|e| panic!("client for {}: {e}", path.display()))
 }
 
-/// Polls `check` until it returns `Some`, or panics naming `what` after [`DEADLINE`].
-pub async fn eventually<T, F: std::future::Future<Output = Option<T>>>(what: &str, check: impl FnMut() -> F) -> T {
-    eventually_within(DEADLINE, what, check).await
-}
-
-pub async fn eventually_within<T, F: std::future::Future<Output = Option<T>>>(
-    deadline: Duration,
-    what: &str,
-    mut check: impl FnMut() -> F,
-) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(start.elapsed() < deadline, "timed out after {deadline:?} waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The extender binary: cargo's for an integration test; for an example (the development cluster),
 /// the one built beside it in the same target directory.
 pub fn extender_binary() -> PathBuf {

@@ -383,7 +383,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     if own_extender {
         // The extender's model has every node before the measured pods arrive.
         let want = args.nodes as f64;
-        super::eventually("the extender's model has every node", || async {
+        predicate_extender::testing::eventually("the extender's model has every node", super::DEADLINE, || async {
             let have = cluster.extender_metric("predicate_extender_cache_objects", &["resource=\"nodes\""]).await;
             (have >= want).then_some(())
         })

@@ -21,7 +21,7 @@
 
 use std::fmt::Write as _;
 
-use crate::testing::generate::{node_name, ClusterSpec, Rng};
+use crate::gen_cluster::generate::{node_name, ClusterSpec, Rng};
 
 /// Streams of [`Rng::derive`]: every object draws from a generator of its own.
 pub const NODE_STREAM: u64 = 1;

@@ -13,12 +13,12 @@ use crate::cluster::objects::{
     Container, Node, NodeCondition, Pod, ResourceRequirements, PREFER_AVOID_PODS_ANNOTATION,
 };
 use crate::cluster::{ClusterObject, Snapshot};
-use crate::quantity::Quantity;
-use crate::testing::api_objects::{self, Placement};
-use crate::testing::cluster_shape::{
+use crate::gen_cluster::api_objects::{self, Placement};
+use crate::gen_cluster::cluster_shape::{
     avoid_annotation, checkout_terms, is_nominated, node_images, node_shape, pod_of_app, pod_shape_on, Budget, Image,
     NodeShape, PodShape,
 };
+use crate::quantity::Quantity;
 
 /// The shape of a generated cluster.
 #[derive(Debug, Clone, Copy)]

@@ -8,13 +8,13 @@
 
 use serde_json::{json, Value};
 
-use crate::testing::cluster_shape::{
+use crate::gen_cluster::cluster_shape::{
     app_pod_shape, app_replicas, apps, avoid_annotation, checkout_counts, checkout_terms, checkout_uids, mesh_proxy,
     node_images, node_shape, pending_shape, pod_shape, Budget, Image, NodeShape, PodShape, Rollout, CHECKOUT_APP,
     CHECKOUT_NAMESPACE,
 };
-pub use crate::testing::cluster_shape::{is_nominated, EXTRA_POD_STREAM};
-use crate::testing::generate::{ClusterSpec, Rng, TIME};
+pub use crate::gen_cluster::cluster_shape::{is_nominated, EXTRA_POD_STREAM};
+use crate::gen_cluster::generate::{ClusterSpec, Rng, TIME};
 
 fn managed_field(manager: &str, operation: &str, subresource: Option<&str>, fields: Value) -> Value {
     let mut entry = json!({
@@ -252,7 +252,7 @@ pub fn cluster_node(spec: &ClusterSpec, i: usize) -> Value {
 /// Pod `j` of node `i`: running on it, or nominated to it (see [`is_nominated`]).
 pub fn cluster_pod(spec: &ClusterSpec, i: usize, j: usize) -> Value {
     let (shape, mut rng) = pod_shape(spec, i, j);
-    let node = crate::testing::generate::node_name(i);
+    let node = crate::gen_cluster::generate::node_name(i);
     let placement = if is_nominated(spec, i, j) { Placement::Nominated(&node) } else { Placement::Bound(&node) };
     pod_json(spec, &shape, placement, &mut rng)
 }
@@ -420,7 +420,7 @@ mod tests {
     fn the_model_generator_makes_the_same_cluster() {
         let spec = ClusterSpec { nodes: 45, pods_per_node: 6, nominated: 7, ..ClusterSpec::default() };
         let (nodes, pods) = cluster(&spec);
-        let (model_nodes, model_pods) = crate::testing::generate::generate(&spec);
+        let (model_nodes, model_pods) = crate::gen_cluster::generate::generate(&spec);
         let unversioned = |mut meta: crate::cluster::objects::ObjectMeta| {
             meta.resource_version.clear();
             meta
