@@ -3,7 +3,7 @@
 //! metadata shared with GeneralPredicates. A Policy-wide setting plugins are built with.
 
 use crate::cluster::resources::is_extended_resource_name;
-use crate::label_syntax;
+use crate::labels::syntax;
 
 /// The extended resources the resource check skips.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,7 +20,7 @@ impl IgnoredResources {
     /// (`ignoredResources[1]: ...`).
     pub fn new(resources: Vec<String>, groups: Vec<String>) -> Result<Self, String> {
         for (i, name) in resources.iter().enumerate() {
-            if let Some(e) = label_syntax::qualified_name_error(name) {
+            if let Some(e) = syntax::qualified_name_error(name) {
                 return Err(format!("ignoredResources[{i}]: {e}"));
             }
         }
@@ -28,7 +28,7 @@ impl IgnoredResources {
             if group.contains('/') {
                 return Err(format!("ignoredResourceGroups[{i}]: {group:?}: a resource group name can't contain '/'"));
             }
-            if let Some(e) = label_syntax::qualified_name_error(group) {
+            if let Some(e) = syntax::qualified_name_error(group) {
                 return Err(format!("ignoredResourceGroups[{i}]: {e}"));
             }
         }

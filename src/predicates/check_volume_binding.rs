@@ -40,8 +40,8 @@ use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
+use crate::labels::selectors::{LabelSelector, NodeSelectorTerms};
 use crate::quantity::Quantity;
-use crate::selectors::{LabelSelector, NodeSelectorTerms};
 
 pub const ERR_VOLUME_NODE_CONFLICT: Reason = Reason::unresolvable("node(s) had volume node affinity conflict");
 pub const ERR_VOLUME_BIND_CONFLICT: Reason =
