@@ -7,13 +7,14 @@
 //! A request flows `server` → `wire` (decode) → `cluster` (the snapshot it reads) → `engine`
 //! (each predicate of the plan prepares once, then every node on the parallel evaluator through
 //! the ordered predicates, with the nominated-pod double pass) → `wire` (encode). Plugins
-//! (`predicates`, `priorities`) are written against `framework` and listed in `registry`; the
-//! `policy` parser builds the engine's plan through the registry.
+//! (`predicates`, `priorities`) are written against `framework` and listed in `registry`; what
+//! several of them read alike is in `plugin_helpers`; label selectors, which the cluster model
+//! reads too, are below both in `labels`. The `policy` parser builds the engine's plan through the
+//! registry.
 #![forbid(unsafe_code)]
 // Nothing a request, a file or the API server sends may panic the server: no unwrap/expect outside
 // tests ([lints] in Cargo.toml, for every target; clippy.toml lets tests unwrap).
 
-pub mod affinity_terms;
 pub mod bind;
 pub mod cli;
 pub mod cluster;
@@ -22,19 +23,18 @@ pub mod explain;
 pub mod framework;
 pub mod gen_cluster;
 pub mod hashing;
-pub mod label_syntax;
+pub mod labels;
 pub mod metrics;
+pub mod plugin_helpers;
 pub mod policy;
 pub mod predicates;
 pub mod priorities;
 pub mod quantity;
 pub mod registry;
-pub mod selectors;
 pub mod server;
 // Test support only (builders, `eventually`, the fuzz checks, the oracle): unit tests, and the
 // integration tests, benches, examples and fuzz targets through the `test-util` feature.
 #[cfg(any(test, feature = "test-util"))]
 pub mod testing;
-pub mod topology_spread;
 pub mod wire;
 pub mod yaml;

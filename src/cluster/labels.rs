@@ -10,18 +10,7 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 
 use crate::cluster::intern::IStr;
-
-/// What a label selector reads: the value of a key. Pods' [`Labels`] and the maps of the objects
-/// kept whole (nodes, namespaces, volumes) both answer it.
-pub trait LabelMap {
-    fn label(&self, key: &str) -> Option<&str>;
-}
-
-impl LabelMap for BTreeMap<String, String> {
-    fn label(&self, key: &str) -> Option<&str> {
-        self.get(key).map(String::as_str)
-    }
-}
+use crate::labels::LabelMap;
 
 impl LabelMap for Labels {
     fn label(&self, key: &str) -> Option<&str> {

@@ -22,7 +22,7 @@ pub mod store;
 pub mod volumes;
 
 pub use intern::IStr;
-pub use labels::{LabelMap, Labels};
+pub use labels::Labels;
 pub use node_info::{ConditionFailure, NodeConditions, NodeInfo, NodePods, NodeState, PodInfo};
 pub use snapshot::Snapshot;
 pub use store::ClusterStore;

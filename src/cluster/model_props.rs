@@ -12,7 +12,7 @@ use proptest::prelude::*;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::{Labels, ObjectKind, Snapshot};
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
 use crate::testing::{NodeBuilder, PodBuilder};
 
 const NODES: [&str; 3] = ["n0", "n1", "n2"];

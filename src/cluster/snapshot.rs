@@ -19,7 +19,7 @@ use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::PodIdRef;
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::{ClusterObject, ObjectKey, ObjectKind};
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
 
 /// `(namespace, name)` of a pod.
 pub type PodKey = (String, String);

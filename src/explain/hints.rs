@@ -14,10 +14,11 @@ use crate::cluster::resources::{Resource, CPU, EPHEMERAL_STORAGE, MEMORY};
 use crate::explain::failures::{failures_of, FailureGroup};
 use crate::explain::report::EvaluatedNode;
 use crate::framework::PodContext;
+use crate::labels::selectors::NodeSelectorTerms;
+use crate::plugin_helpers::tolerations::{untolerated, TaintEffects};
 use crate::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
 use crate::predicates::pod_fits_host_ports::ERR_POD_NOT_FITS_HOST_PORTS;
-use crate::predicates::pod_tolerates_node_taints::{tolerates, ERR_TAINTS_TOLERATIONS_NOT_MATCH};
-use crate::selectors::NodeSelectorTerms;
+use crate::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
 
 /// At most this many hints, for the largest groups that have one.
 pub const MAX_HINTS: usize = 5;
@@ -59,8 +60,12 @@ fn members<'a>(evaluated: &'a [EvaluatedNode], g: &'a FailureGroup) -> impl Iter
 fn hint_for(pod: &PodContext, evaluated: &[EvaluatedNode], g: &FailureGroup) -> Option<String> {
     let reason = g.reason.as_str();
     if reason == ERR_TAINTS_TOLERATIONS_NOT_MATCH.message {
-        let no_execute_only = g.predicate == "PodToleratesNodeNoExecuteTaints";
-        return taints_hint(pod, evaluated, g, no_execute_only);
+        let effects = if g.predicate == crate::predicates::pod_tolerates_node_taints::NO_EXECUTE_NAME {
+            TaintEffects::NoExecute
+        } else {
+            TaintEffects::DoNotSchedule
+        };
+        return taints_hint(pod, evaluated, g, effects);
     }
     if reason == ERR_NODE_SELECTOR_NOT_MATCH.message {
         return selector_hint(pod, evaluated);
@@ -200,18 +205,15 @@ fn taints_hint(
     pod: &PodContext,
     evaluated: &[EvaluatedNode],
     g: &FailureGroup,
-    no_execute_only: bool,
+    effects: TaintEffects,
 ) -> Option<String> {
-    let filters = |effect: &str| effect == "NoExecute" || (!no_execute_only && effect == "NoSchedule");
     let tolerations = &pod.pod.spec.tolerations;
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     let mut alone = 0;
     for (e, only) in members(evaluated, g) {
         alone += usize::from(only);
-        for taint in e.node.node().spec.taints.iter().filter(|t| filters(&t.effect)) {
-            if !tolerations.iter().any(|t| tolerates(t, taint)) {
-                *counts.entry(show_taint(taint)).or_default() += 1;
-            }
+        for taint in untolerated(&e.node.node().spec.taints, tolerations, effects) {
+            *counts.entry(show_taint(taint)).or_default() += 1;
         }
     }
     if counts.is_empty() {

@@ -5,7 +5,7 @@
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::objects::Pod;
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
-use crate::selectors::NodeSelectorTerms;
+use crate::labels::selectors::NodeSelectorTerms;
 
 /// The pod being scheduled, prepared for the plugins.
 #[derive(Debug, Clone)]

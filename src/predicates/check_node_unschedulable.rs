@@ -5,7 +5,7 @@ use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
-use crate::predicates::pod_tolerates_node_taints::tolerates_parts;
+use crate::plugin_helpers::tolerations::{tolerates_parts, NO_SCHEDULE};
 use std::sync::Arc;
 
 /// The registry name.
@@ -42,7 +42,7 @@ impl Predicate for CheckNodeUnschedulable {
             return;
         }
         let tolerated =
-            pod.pod.spec.tolerations.iter().any(|t| tolerates_parts(t, UNSCHEDULABLE_TAINT_KEY, "", "NoSchedule"));
+            pod.pod.spec.tolerations.iter().any(|t| tolerates_parts(t, UNSCHEDULABLE_TAINT_KEY, "", NO_SCHEDULE));
         if !tolerated {
             reasons.push(ERR_NODE_UNSCHEDULABLE);
         }

@@ -24,7 +24,8 @@ use crate::framework::PodContext;
 use serde::Deserialize;
 
 use crate::framework::{ArgumentError, Failures, Predicate, PredicateArgs, PredicateState, Reason};
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
+use crate::plugin_helpers::services::pod_services;
 
 /// Upstream's `ErrServiceAffinityViolated`; not in its unresolvable list.
 pub const ERR_SERVICE_AFFINITY_VIOLATED: Reason = Reason::resolvable("node(s) didn't match service affinity");
@@ -62,13 +63,7 @@ impl State {
     pub fn compute(pod: &PodContext, view: &ClusterView<'_>) -> Self {
         let pod = &pod.pod;
         let namespace = &pod.metadata.namespace;
-        // Upstream's `GetPodServices`: a nil selector matches nothing, an empty one everything.
-        let selected_by_service = view.snapshot.services_in(namespace).any(|svc| {
-            svc.spec
-                .as_ref()
-                .and_then(|spec| spec.selector.as_ref())
-                .is_some_and(|selector| LabelSelector::from_map(selector).matches(&pod.metadata.labels))
-        });
+        let selected_by_service = pod_services(pod, view).next().is_some();
         if !selected_by_service {
             return State::default();
         }

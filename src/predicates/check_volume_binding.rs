@@ -41,8 +41,8 @@ use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
+use crate::labels::selectors::{LabelSelector, NodeSelectorTerms};
 use crate::quantity::Quantity;
-use crate::selectors::{LabelSelector, NodeSelectorTerms};
 
 /// The registry name.
 pub const NAME: &str = "CheckVolumeBinding";

@@ -36,8 +36,9 @@ use crate::framework::PodContext;
 use crate::framework::{ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
-use crate::predicates::match_node_selector::matches_node_selector;
-use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
+use crate::plugin_helpers::node_affinity::matches_node_selector;
+use crate::plugin_helpers::tolerations::{tolerates_node, TaintEffects};
+use crate::plugin_helpers::topology_spread::SpreadConstraint;
 
 /// The registry name.
 pub const NAME: &str = "EvenPodsSpread";
@@ -99,7 +100,7 @@ impl Shared {
     fn inclusion(&self, node: &NodeInfo) -> Inclusion {
         Inclusion {
             affinity: self.any_honors_affinity && matches_node_selector(&self.node_filter, node),
-            taints: self.any_honors_taints && tolerates_do_not_schedule_taints(&self.node_filter.pod, node),
+            taints: self.any_honors_taints && tolerates_node(&self.node_filter.pod, node, TaintEffects::DoNotSchedule),
         }
     }
 }

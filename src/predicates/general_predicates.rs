@@ -8,8 +8,9 @@ use std::sync::Arc;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
+use crate::plugin_helpers::node_affinity::matches_node_selector;
 use crate::predicates::host_name::{fits_host, ERR_POD_NOT_MATCH_HOST_NAME};
-use crate::predicates::match_node_selector::{matches_node_selector, ERR_NODE_SELECTOR_NOT_MATCH};
+use crate::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
 use crate::predicates::pod_fits_host_ports::{fits_host_ports, ERR_POD_NOT_FITS_HOST_PORTS};
 use crate::predicates::pod_fits_resources::{self, check_resources, IgnoredResources};
 

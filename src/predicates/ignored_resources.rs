@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use crate::cluster::resources::is_extended_resource_name;
 use crate::framework::ArgumentError;
-use crate::label_syntax;
+use crate::labels::syntax;
 
 /// The fields of the argument, the argument object itself (no key above them).
 pub const FIELDS: &[&str] = &["ignoredResources", "ignoredResourceGroups"];
@@ -48,7 +48,7 @@ impl IgnoredResources {
     /// (`argument.ignoredResources[1]`).
     pub fn new(resources: Vec<String>, groups: Vec<String>) -> Result<Self, ArgumentError> {
         for (i, name) in resources.iter().enumerate() {
-            if let Some(e) = label_syntax::qualified_name_error(name) {
+            if let Some(e) = syntax::qualified_name_error(name) {
                 return Err(ArgumentError::new(format!("argument.ignoredResources[{i}]"), e));
             }
         }
@@ -57,7 +57,7 @@ impl IgnoredResources {
             if group.contains('/') {
                 return Err(ArgumentError::new(field(), format!("{group:?}: a resource group name can't contain '/'")));
             }
-            if let Some(e) = label_syntax::qualified_name_error(group) {
+            if let Some(e) = syntax::qualified_name_error(group) {
                 return Err(ArgumentError::new(field(), e));
             }
         }

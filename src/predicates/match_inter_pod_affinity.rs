@@ -32,7 +32,7 @@
 //! node.
 //! `matchLabelKeys`/`mismatchLabelKeys` are not read: the API server merges them into
 //! `labelSelector` when it admits the pod. A selector that does not convert (see
-//! [`crate::selectors`]) selects nothing.
+//! [`crate::labels::selectors`]) selects nothing.
 
 use std::collections::BTreeMap;
 
@@ -41,13 +41,13 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::PodAffinityTerm;
 
-use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::framework::PodContext;
 use crate::framework::{ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
+use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 
 /// The registry name.
 pub const NAME: &str = "MatchInterPodAffinity";

@@ -1,10 +1,11 @@
 //! MatchNodeSelector: the node's labels must satisfy the pod's `nodeSelector` and its required
-//! node affinity (see [`crate::selectors`] for the term semantics).
+//! node affinity (see [`crate::labels::selectors`] for the term semantics).
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::plugin_helpers::node_affinity::matches_node_selector;
 use std::sync::Arc;
 
 /// The registry name.
@@ -19,13 +20,6 @@ pub const ERR_NODE_SELECTOR_NOT_MATCH: Reason = Reason::unresolvable("node(s) di
 
 #[derive(Debug)]
 pub struct MatchNodeSelector;
-
-/// The check, shared with GeneralPredicates.
-pub fn matches_node_selector(pod: &PodContext, node: &NodeInfo) -> bool {
-    let labels = &node.node().metadata.labels;
-    let selector_ok = pod.pod.spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v));
-    selector_ok && pod.required_node_affinity.as_ref().is_none_or(|terms| terms.matches(node.name(), labels))
-}
 
 impl Predicate for MatchNodeSelector {
     type State = ();

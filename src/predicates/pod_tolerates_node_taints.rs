@@ -2,59 +2,31 @@
 //! taint of the node (only `NoExecute` for the second) must be tolerated. `PreferNoSchedule` never
 //! filters.
 
-use k8s_openapi::api::core::v1::{Taint, Toleration};
-
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
+use crate::plugin_helpers::tolerations::{tolerates_node, TaintEffects};
 use std::sync::Arc;
 
 pub const ERR_TAINTS_TOLERATIONS_NOT_MATCH: Reason =
     Reason::unresolvable("node(s) had taints that the pod didn't tolerate");
 
-/// Whether a toleration tolerates a taint, as `Toleration.ToleratesTaint`: an empty effect matches
-/// every effect, an empty key (with `Exists`) every key; `Equal` (or no operator) compares values.
-pub fn tolerates(t: &Toleration, taint: &Taint) -> bool {
-    tolerates_parts(t, &taint.key, taint.value.as_deref().unwrap_or(""), &taint.effect)
-}
-
-/// [`tolerates`] for a taint given by its parts.
-pub fn tolerates_parts(t: &Toleration, key: &str, value: &str, effect: &str) -> bool {
-    let t_effect = t.effect.as_deref().unwrap_or("");
-    if !t_effect.is_empty() && t_effect != effect {
-        return false;
-    }
-    let t_key = t.key.as_deref().unwrap_or("");
-    if !t_key.is_empty() && t_key != key {
-        return false;
-    }
-    match t.operator.as_deref().unwrap_or("") {
-        "" | "Equal" => t.value.as_deref().unwrap_or("") == value,
-        "Exists" => true,
-        _ => false,
-    }
-}
-
 /// One predicate type for both names: they differ only in which effects they look at.
 #[derive(Debug)]
 pub struct PodToleratesNodeTaints {
     name: &'static str,
-    no_execute_only: bool,
+    effects: TaintEffects,
 }
 
 impl PodToleratesNodeTaints {
     /// PodToleratesNodeTaints: `NoSchedule` and `NoExecute` taints.
     pub fn all() -> Self {
-        PodToleratesNodeTaints { name: NAME, no_execute_only: false }
+        PodToleratesNodeTaints { name: NAME, effects: TaintEffects::DoNotSchedule }
     }
 
     /// PodToleratesNodeNoExecuteTaints: `NoExecute` taints only.
     pub fn no_execute() -> Self {
-        PodToleratesNodeTaints { name: NO_EXECUTE_NAME, no_execute_only: true }
-    }
-
-    fn filters(&self, effect: &str) -> bool {
-        effect == "NoExecute" || (!self.no_execute_only && effect == "NoSchedule")
+        PodToleratesNodeTaints { name: NO_EXECUTE_NAME, effects: TaintEffects::NoExecute }
     }
 }
 
@@ -86,15 +58,7 @@ impl Predicate for PodToleratesNodeTaints {
     fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
 
     fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        let tolerations = &pod.pod.spec.tolerations;
-        let untolerated = node
-            .node()
-            .spec
-            .taints
-            .iter()
-            .filter(|taint| self.filters(&taint.effect))
-            .any(|taint| !tolerations.iter().any(|t| tolerates(t, taint)));
-        if untolerated {
+        if !tolerates_node(&pod.pod, node, self.effects) {
             reasons.push(ERR_TAINTS_TOLERATIONS_NOT_MATCH);
         }
     }

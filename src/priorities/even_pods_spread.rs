@@ -31,8 +31,9 @@ use crate::framework::candidate::known_nodes;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-use crate::predicates::match_node_selector::matches_node_selector;
-use crate::topology_spread::{tolerates_do_not_schedule_taints, SpreadConstraint};
+use crate::plugin_helpers::node_affinity::matches_node_selector;
+use crate::plugin_helpers::tolerations::{tolerates_node, TaintEffects};
+use crate::plugin_helpers::topology_spread::SpreadConstraint;
 
 const SCHEDULE_ANYWAY: &str = "ScheduleAnyway";
 const HOSTNAME: &str = "kubernetes.io/hostname";
@@ -78,7 +79,7 @@ impl Priority for EvenPodsSpreadPriority {
                 continue;
             }
             let affinity_ok = any_honors_affinity && matches_node_selector(ctx, &node);
-            let taints_ok = any_honors_taints && tolerates_do_not_schedule_taints(pod, &node);
+            let taints_ok = any_honors_taints && tolerates_node(pod, &node, TaintEffects::DoNotSchedule);
             let mut row = Vec::with_capacity(k);
             for (i, c) in constraints.iter().enumerate() {
                 // Terminating pods are not counted (`SpreadConstraint::counts`).

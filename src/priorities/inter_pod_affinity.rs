@@ -28,11 +28,11 @@ use std::collections::BTreeMap;
 use crate::hashing::HashMap;
 use std::sync::Arc;
 
-use crate::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
 
 #[derive(Debug, Clone)]
 pub struct InterPodAffinityPriority {

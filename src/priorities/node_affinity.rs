@@ -6,7 +6,7 @@
 //! Each term's `preference` is matched as one node selector term with the semantics of
 //! [`NodeSelectorTerms`] (the component-helpers `PreferredSchedulingTerms` of later releases): its
 //! `matchExpressions` and `matchFields` are ANDed, an empty term matches nothing, and one that does
-//! not convert to a selector (see [`crate::selectors`]: bad key or value syntax, operator rules)
+//! not convert to a selector (see [`crate::labels::selectors`]: bad key or value syntax, operator rules)
 //! matches nothing. (1.12's `CalculateNodeAffinityPriorityMap` returned the conversion error and
 //! failed the whole priority; the extender scores the other terms.) Terms of weight 0 are skipped. The terms are compiled once per request.
 
@@ -16,8 +16,8 @@ use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer};
+use crate::labels::selectors::NodeSelectorTerms;
 use crate::priorities::normalize_to_max;
-use crate::selectors::NodeSelectorTerms;
 
 #[derive(Debug, Clone)]
 pub struct NodeAffinityPriority;

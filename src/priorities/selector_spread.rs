@@ -36,8 +36,9 @@ use crate::framework::candidate::known_nodes;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-use crate::priorities::spreading::{pod_services, service_selector, PodMatcher, ZoneSums};
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
+use crate::plugin_helpers::services::{pod_services, service_selector};
+use crate::priorities::spreading::{PodMatcher, ZoneSums};
 
 /// Upstream's `zoneWeighting`: 2/3 of the score from zone spreading, 1/3 from node spreading.
 const ZONE_WEIGHTING: f64 = 2.0 / 3.0;

@@ -27,8 +27,9 @@ use crate::framework::candidate::known_nodes;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-use crate::priorities::spreading::{pod_services, service_selector, PodMatcher};
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
+use crate::plugin_helpers::services::{pod_services, service_selector};
+use crate::priorities::spreading::PodMatcher;
 
 #[derive(Debug, Clone)]
 pub struct ServiceAntiAffinity {

@@ -1,6 +1,7 @@
 //! What the spreading priorities (SelectorSpreadPriority, ServiceSpreadingPriority,
-//! ServiceAntiAffinityPriority) share: the Services that select a pod, counting the pods a
-//! selector picks per node, zone keys, and counts summed per zone.
+//! ServiceAntiAffinityPriority) share: counting the pods a selector picks per node, zone keys, and
+//! counts summed per zone. The Services that select a pod are in
+//! [`crate::plugin_helpers::services`], as CheckServiceAffinity reads them too.
 //!
 //! Upstream (kube-scheduler 1.14-1.17, `pkg/scheduler/algorithm/priorities/selector_spreading.go`)
 //! normalises over the nodes being scored (the map results), not over the whole cluster: the
@@ -11,13 +12,10 @@
 use std::collections::BTreeMap;
 
 use crate::hashing::HashMap;
-use std::sync::Arc;
-
-use k8s_openapi::api::core::v1::Service;
 
 use crate::cluster::objects::Pod;
 use crate::framework::ClusterView;
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
 
 /// `failure-domain.beta.kubernetes.io/zone`: read first by `GetZoneKey` (1.17).
 pub const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
@@ -35,19 +33,6 @@ pub fn zone_key(labels: &BTreeMap<String, String>) -> Option<(&str, &str)> {
     let zone = read(BETA_ZONE, GA_ZONE);
     let region = read(BETA_REGION, GA_REGION);
     (!region.is_empty() || !zone.is_empty()).then_some((region, zone))
-}
-
-/// The Services of the pod's namespace that select it (upstream's `GetPodServices`): a Service
-/// without a selector selects nothing, one with an empty selector everything.
-pub fn pod_services<'a>(pod: &'a Pod, view: &'a ClusterView<'_>) -> impl Iterator<Item = &'a Arc<Service>> + 'a {
-    view.snapshot.services_in(&pod.metadata.namespace).filter(move |svc| {
-        service_selector(svc).is_some_and(|selector| LabelSelector::from_map(selector).matches(&pod.metadata.labels))
-    })
-}
-
-/// A Service's `spec.selector`, when it has one.
-pub fn service_selector(svc: &Service) -> Option<&BTreeMap<String, String>> {
-    svc.spec.as_ref().and_then(|spec| spec.selector.as_ref())
 }
 
 /// The pods that count: pods of one namespace matching every selector of a non-empty list.

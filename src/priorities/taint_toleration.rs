@@ -13,10 +13,8 @@ use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer};
-use crate::predicates::pod_tolerates_node_taints::tolerates;
+use crate::plugin_helpers::tolerations::{untolerated, TaintEffects, PREFER_NO_SCHEDULE};
 use crate::priorities::normalize_reversed;
-
-const PREFER_NO_SCHEDULE: &str = "PreferNoSchedule";
 
 #[derive(Debug, Clone)]
 pub struct TaintTolerationPriority;
@@ -53,14 +51,8 @@ impl Priority for TaintTolerationPriority {
 
 impl Scorer for TaintTolerationScorer {
     fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
-        let intolerable = node
-            .node()
-            .spec
-            .taints
-            .iter()
-            .filter(|taint| taint.effect == PREFER_NO_SCHEDULE)
-            .filter(|taint| !self.tolerations.iter().any(|t| tolerates(t, taint)))
-            .count();
+        let intolerable =
+            untolerated(&node.node().spec.taints, &self.tolerations, TaintEffects::PreferNoSchedule).count();
         i64::try_from(intolerable).unwrap_or(i64::MAX)
     }
 

@@ -7,9 +7,9 @@ use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector as K8sLabelSelector;
 use serde::Deserialize;
 
-use crate::label_syntax::{is_qualified_name, is_valid_label_value, qualified_name_error};
+use crate::labels::selectors::{LabelSelector, NodeSelectorTerms};
+use crate::labels::syntax::{is_qualified_name, is_valid_label_value, qualified_name_error};
 use crate::quantity::Quantity;
-use crate::selectors::{LabelSelector, NodeSelectorTerms};
 use crate::testing::fuzz::{ensure, shown, Violation};
 
 /// A quantity, as text and as a JSON value (a request's `"cpu": "1.5"` or `"cpu": 1.5`): an error

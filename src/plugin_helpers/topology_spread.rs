@@ -5,9 +5,7 @@
 use k8s_openapi::api::core::v1::TopologySpreadConstraint;
 
 use crate::cluster::objects::Pod;
-use crate::cluster::NodeInfo;
-use crate::predicates::pod_tolerates_node_taints::tolerates;
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
 
 const HONOR: &str = "Honor";
 
@@ -65,15 +63,4 @@ impl SpreadConstraint {
             .map(|c| SpreadConstraint::compile(c, pod))
             .collect()
     }
-}
-
-/// Whether the pod tolerates every `NoSchedule` and `NoExecute` taint of the node (upstream's
-/// `FindMatchingUntoleratedTaint` with `DoNotScheduleTaintsFilterFunc`).
-pub(crate) fn tolerates_do_not_schedule_taints(pod: &Pod, node: &NodeInfo) -> bool {
-    node.node()
-        .spec
-        .taints
-        .iter()
-        .filter(|taint| taint.effect == "NoSchedule" || taint.effect == "NoExecute")
-        .all(|taint| pod.spec.tolerations.iter().any(|t| tolerates(t, taint)))
 }

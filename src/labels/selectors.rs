@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
 
-use crate::cluster::labels::LabelMap;
-use crate::label_syntax::{is_qualified_name, is_valid_label_value};
+use crate::labels::syntax::{is_qualified_name, is_valid_label_value};
+use crate::labels::LabelMap;
 
 /// What `labels.NewRequirement` checks of every requirement, whatever its operator: the key is a
 /// qualified name and every value a valid label value.

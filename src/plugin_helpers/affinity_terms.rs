@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::PodAffinityTerm;
 
 use crate::cluster::objects::Pod;
 use crate::framework::ClusterView;
-use crate::selectors::LabelSelector;
+use crate::labels::selectors::LabelSelector;
 
 pub(crate) static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 
