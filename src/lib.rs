@@ -15,7 +15,6 @@
 
 pub mod affinity_terms;
 pub mod bind;
-pub mod cli;
 pub mod cluster;
 pub mod engine;
 pub mod explain;

@@ -10,7 +10,7 @@ use crate::testing::api_objects::{cluster_node, cluster_pod, controllers, pendin
 use crate::testing::generate::{node_name, ClusterSpec};
 
 /// How the candidate nodes are sent in a filter/prioritize request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgsMode {
     /// `NodeNames`, as kube-scheduler sends them to a `nodeCacheCapable` extender.
     NodeNames,
