@@ -16,7 +16,6 @@
 // tests ([lints] in Cargo.toml, for every target; clippy.toml lets tests unwrap).
 
 pub mod bind;
-pub mod cli;
 pub mod cluster;
 pub mod engine;
 pub mod explain;

@@ -5,10 +5,13 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use predicate_extender::cli::{Cli, Command, LogFormat, ServeArgs};
-use predicate_extender::explain::cli::ExplainArgs;
+use cli::explain::ExplainArgs;
+use cli::serve::{LogFormat, ServeArgs};
+use cli::{Cli, Command};
 use predicate_extender::explain::table::Style;
 use tracing_subscriber::EnvFilter;
+
+mod cli;
 
 // mimalloc: the request path allocates many small objects (a decoded node has dozens) from 16
 // evaluator threads; glibc's malloc spent a third of a 5,000-node `Nodes` decode in malloc/free.
@@ -20,7 +23,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Explain(args) => explain(args),
-        Command::GenCluster(args) => match predicate_extender::gen_cluster::run(&args) {
+        Command::GenCluster(args) => match cli::gen_cluster::run(&args) {
             Ok(summary) => {
                 eprintln!("{summary}");
                 ExitCode::SUCCESS
@@ -35,7 +38,7 @@ fn main() -> ExitCode {
 
 fn explain(args: ExplainArgs) -> ExitCode {
     let style = Style::for_terminal(std::io::stdout().is_terminal(), std::env::var_os("NO_COLOR").as_deref());
-    match predicate_extender::explain::cli::output(&args, style) {
+    match cli::explain::output(&args, style) {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

@@ -6,11 +6,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clap::Parser;
-use predicate_extender::cli::{Cli, Command as Sub};
-use predicate_extender::explain::cli::output;
-use predicate_extender::explain::table::Style;
-
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 
 fn root() -> &'static Path {
@@ -21,12 +16,13 @@ fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/explain").join(name)
 }
 
-/// The output of `explain` with these arguments, as the library renders it without colour.
+/// What `predicate-extender explain` with these arguments prints (its stdout is a pipe: no colour).
 fn explain(args: &[String]) -> String {
-    let argv = std::iter::once("predicate-extender".to_string()).chain(std::iter::once("explain".to_string()));
-    let cli = Cli::try_parse_from(argv.chain(args.iter().cloned())).unwrap_or_else(|e| panic!("{args:?}: {e}"));
-    let Sub::Explain(args) = cli.command else { panic!("not explain") };
-    output(&args, Style { colour: false }).unwrap_or_else(|e| panic!("{e}"))
+    let out = Command::new(BIN).current_dir(root()).arg("explain").args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {:?}: {stderr}", out.status);
+    assert!(stderr.is_empty(), "{args:?}: nothing on stderr: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
 }
 
 fn check(expected_file: &str, got: &str) {

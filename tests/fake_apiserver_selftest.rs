@@ -7,7 +7,9 @@ mod fake_apiserver;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::future::ready;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use fake_apiserver::{node_json, pod_json, FakeApiServer};
@@ -65,17 +67,17 @@ impl Mirror {
                         let v = serde_json::to_value(&o).unwrap();
                         buffer.get_or_insert_with(BTreeMap::new).insert(key(&v), v);
                     }
-                    Ok(watcher::Event::InitDone) => *objects2.lock().unwrap() = buffer.take().unwrap_or_default(),
+                    Ok(watcher::Event::InitDone) => *objects2.lock() = buffer.take().unwrap_or_default(),
                     Ok(watcher::Event::Apply(o)) => {
                         let v = serde_json::to_value(&o).unwrap();
-                        objects2.lock().unwrap().insert(key(&v), v);
+                        objects2.lock().insert(key(&v), v);
                     }
                     Ok(watcher::Event::Delete(o)) => {
                         let v = serde_json::to_value(&o).unwrap();
-                        objects2.lock().unwrap().remove(&key(&v));
+                        objects2.lock().remove(&key(&v));
                     }
                     Err(e) => {
-                        errors2.lock().unwrap().push(e.to_string());
+                        errors2.lock().push(e.to_string());
                         // The watcher recovers on the next poll; do not spin.
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
@@ -86,15 +88,15 @@ impl Mirror {
     }
 
     fn summary(&self) -> Vec<Summary> {
-        summarize(self.objects.lock().unwrap().values())
+        summarize(self.objects.lock().values())
     }
 
     fn get(&self, namespace: &str, name: &str) -> Option<Value> {
-        self.objects.lock().unwrap().get(&(namespace.to_string(), name.to_string())).cloned()
+        self.objects.lock().get(&(namespace.to_string(), name.to_string())).cloned()
     }
 
     fn errors(&self) -> Vec<String> {
-        self.errors.lock().unwrap().clone()
+        self.errors.lock().clone()
     }
 }
 

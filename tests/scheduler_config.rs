@@ -5,12 +5,18 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
+// The binary's own command line (src/cli/ belongs to the binary, not the library), compiled in here
+// to parse the Deployment's arguments exactly as `predicate-extender` does.
+#[allow(dead_code)]
+#[path = "../src/cli/mod.rs"]
+mod cli;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use clap::Parser;
-use predicate_extender::cli::{Cli, Command, ServeArgs};
+use cli::serve::ServeArgs;
+use cli::{Cli, Command};
 use predicate_extender::policy::{load, Overrides, Plan};
 use predicate_extender::server::{ClusterSource, PolicySource};
 use serde::Deserialize;

@@ -33,7 +33,9 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
@@ -244,7 +246,7 @@ fn populate(api: &FakeApiServer, spec: &ClusterSpec) -> Cluster {
 /// One change to the cluster: pods added and deleted around the target count, pods and nodes
 /// updated, nodes deleted and added back.
 fn change(api: &FakeApiServer, cluster: &Mutex<Cluster>, rng: &mut Rng) {
-    let mut c = cluster.lock().unwrap();
+    let mut c = cluster.lock();
     c.next += 1;
     let n = c.next;
     match rng.below(100) {
@@ -363,7 +365,7 @@ async fn request(
         Verb::Prioritize => ("/prioritize", bodies.names.clone()),
         Verb::Bind => {
             let (spec, n, node) = {
-                let mut c = cluster.lock().unwrap();
+                let mut c = cluster.lock();
                 c.next += 1;
                 (c.spec, c.next, c.random_node(rng))
             };
@@ -377,7 +379,7 @@ async fn request(
         }
         Verb::Preempt => {
             let picked: Vec<(String, String)> = {
-                let c = cluster.lock().unwrap();
+                let c = cluster.lock();
                 (0..3).map(|_| c.pods[rng.below(c.pods.len() as u64) as usize].clone()).collect()
             };
             let mut victims: BTreeMap<String, Vec<Value>> = BTreeMap::new();
@@ -389,7 +391,7 @@ async fn request(
                     }
                 }
             }
-            let mut preemptor = pending_pod(&cluster.lock().unwrap().spec);
+            let mut preemptor = pending_pod(&cluster.lock().spec);
             preemptor["spec"]["priority"] = json!(1000);
             let meta: serde_json::Map<String, Value> =
                 victims.into_iter().map(|(node, pods)| (node, json!({"Pods": pods, "NumPDBViolations": 0}))).collect();
@@ -413,7 +415,7 @@ async fn request(
         return Err(format!("{path}: {error}"));
     }
     if let Some(key) = bound {
-        cluster.lock().unwrap().pods.push(key);
+        cluster.lock().pods.push(key);
     }
     Ok(())
 }
@@ -576,7 +578,7 @@ async fn run() {
                 let sent = Instant::now();
                 let outcome = request(&http, &base, verb, &bodies, &api, &cluster, &mut rng).await;
                 let ms = sent.elapsed().as_secs_f64() * 1000.0;
-                let mut tallies = tallies.lock().unwrap();
+                let mut tallies = tallies.lock();
                 let tally = tallies.entry(verb).or_default();
                 match outcome {
                     Ok(()) => tally.latencies.push(ms),
@@ -632,7 +634,7 @@ async fn run() {
         events as f64 / ran.as_secs_f64()
     );
     out += "| requests | answered | unexpected errors | p50 ms | p99 ms |\n| --- | ---: | ---: | ---: | ---: |\n";
-    let tallies = std::mem::take(&mut *tallies.lock().unwrap());
+    let tallies = std::mem::take(&mut *tallies.lock());
     let mut total_errors = Vec::new();
     for (verb, tally) in &tallies {
         let mut sorted = tally.latencies.clone();

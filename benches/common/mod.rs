@@ -7,7 +7,9 @@
 #![allow(dead_code)] // each bench binary uses a different part of this
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
@@ -87,7 +89,7 @@ pub fn build_spec(spec: ClusterSpec) -> Fixture {
 /// The fixture at `nodes` nodes, built on first use.
 pub fn fixture(nodes: usize) -> &'static Fixture {
     static CACHE: Mutex<BTreeMap<usize, &'static Fixture>> = Mutex::new(BTreeMap::new());
-    let mut cache = CACHE.lock().expect("fixture cache");
+    let mut cache = CACHE.lock();
     cache.entry(nodes).or_insert_with(|| Box::leak(Box::new(build(nodes))))
 }
 

@@ -12,7 +12,9 @@ use std::collections::HashSet;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Deref;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
 
 use serde::de::{Deserialize, Deserializer, Visitor};
 use serde::{Serialize, Serializer};
@@ -40,7 +42,7 @@ static EMPTY: LazyLock<IStr> = LazyLock::new(|| IStr(INTERNER.intern("")));
 impl Interner {
     fn intern(&self, s: &str) -> Arc<str> {
         let shard = (self.hasher.hash_one(s) as usize) % SHARDS;
-        let mut shard = self.shards[shard].lock().unwrap_or_else(|p| p.into_inner());
+        let mut shard = self.shards[shard].lock();
         if let Some(found) = shard.strings.get(s) {
             return Arc::clone(found);
         }
@@ -236,8 +238,7 @@ mod tests {
         for i in 0..50_000 {
             IStr::new(&format!("churn-{i}"));
         }
-        let total: usize =
-            INTERNER.shards.iter().map(|s| s.lock().unwrap_or_else(|p| p.into_inner()).strings.len()).sum();
+        let total: usize = INTERNER.shards.iter().map(|s| s.lock().strings.len()).sum();
         assert!(total < 40_000, "{total} strings kept");
         assert!(Arc::ptr_eq(&kept.0, &IStr::new("interned-and-kept").0));
     }

@@ -6,7 +6,9 @@
 //! started with and see the next one after a pointer swap.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::cluster::objects::Pod;
@@ -52,7 +54,7 @@ impl ModelWriter {
 
     fn update<T>(&self, change: impl FnOnce(&mut Snapshot, &mut HashMap<PodKey, Assumption>) -> T) -> T {
         let out: Result<T, std::convert::Infallible> = self.store.update(|snapshot| {
-            let mut assumed = self.assumed.lock().unwrap_or_else(|p| p.into_inner());
+            let mut assumed = self.assumed.lock();
             Ok(change(snapshot, &mut assumed))
         });
         match out {
@@ -125,7 +127,7 @@ impl ModelWriter {
     /// of a pod the model has never takes the pod out of the model.
     pub fn has_version(&self, object: &ClusterObject) -> bool {
         if let ClusterObject::Pod(pod) = object {
-            if self.assumed.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&key_of(pod)) {
+            if self.assumed.lock().contains_key(&key_of(pod)) {
                 return false;
             }
         }
@@ -160,7 +162,7 @@ impl ModelWriter {
     /// them. Returns the pods and the nodes they had been assumed on.
     pub fn expire_assumed(&self, now: Instant) -> Vec<(PodKey, String)> {
         let due = |assumed: &HashMap<PodKey, Assumption>| assumed.values().any(|a| a.expires <= now);
-        if !due(&self.assumed.lock().unwrap_or_else(|p| p.into_inner())) {
+        if !due(&self.assumed.lock()) {
             return Vec::new(); // no new snapshot for nothing
         }
         self.update(|snapshot, assumed| {
@@ -182,7 +184,7 @@ impl ModelWriter {
 
     /// How many pods are assumed and not yet confirmed.
     pub fn assumed_count(&self) -> usize {
-        self.assumed.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.assumed.lock().len()
     }
 }
 

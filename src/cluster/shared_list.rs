@@ -6,7 +6,9 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock};
+
+use parking_lot::Mutex;
 
 use k8s_openapi::api::core::v1::Toleration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
@@ -78,7 +80,7 @@ impl<T: Shareable> SharedList<T> {
         let Ok(text) = serde_json::to_string(&items) else {
             return SharedList(Some(Arc::from(items)));
         };
-        let mut guard = T::table().lists.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = T::table().lists.lock();
         let (lists, sweep_at) = &mut *guard;
         if let Some(found) = lists.get(&text) {
             return SharedList(Some(Arc::clone(found)));

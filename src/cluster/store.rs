@@ -1,6 +1,8 @@
 //! The current snapshot: one writer at a time, readers never wait longer than a pointer load.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use arc_swap::ArcSwap;
 
@@ -27,7 +29,7 @@ impl ClusterStore {
     /// Writers are serialised, so no change is lost.
     pub fn update<T, E>(&self, change: impl FnOnce(&mut Snapshot) -> Result<T, E>) -> Result<T, E> {
         // A writer that panicked left no half-made snapshot behind: the copy was dropped.
-        let _guard = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = self.writer.lock();
         let mut next = (*self.current.load_full()).clone();
         let out = change(&mut next)?;
         self.current.store(Arc::new(next));

@@ -245,7 +245,7 @@ mod tests {
 
     /// Counts the nodes it is called with: shows how many passes ran and what each saw.
     #[derive(Debug, Default)]
-    struct PodCounter(std::sync::Mutex<Vec<usize>>);
+    struct PodCounter(parking_lot::Mutex<Vec<usize>>);
 
     impl Predicate for PodCounter {
         type State = ();
@@ -257,7 +257,7 @@ mod tests {
         }
         fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
         fn check(&self, _pod: &PodContext, _state: &(), node: &NodeInfo, _reasons: &mut Vec<Reason>) {
-            self.0.lock().unwrap().push(node.pods.pods().len());
+            self.0.lock().push(node.pods.pods().len());
         }
     }
 
@@ -266,12 +266,12 @@ mod tests {
         let counter = Arc::new(PodCounter::default());
         let plan = Plan::of_predicates(vec![counter.clone()]);
         assert!(fits_on_node(&plan, &incoming(0), &node(), &[nominated("vip", 100, "100m")]).unwrap().is_empty());
-        assert_eq!(*counter.0.lock().unwrap(), vec![2, 1], "pass 1 with the nominated pod, pass 2 without");
+        assert_eq!(*counter.0.lock(), vec![2, 1], "pass 1 with the nominated pod, pass 2 without");
 
         let counter = Arc::new(PodCounter::default());
         let plan = Plan::of_predicates(vec![counter.clone()]);
         fits_on_node(&plan, &incoming(0), &node(), &[]).unwrap();
-        assert_eq!(*counter.0.lock().unwrap(), vec![1], "no nominated pods: one pass");
+        assert_eq!(*counter.0.lock(), vec![1], "no nominated pods: one pass");
     }
 
     #[test]

@@ -11,10 +11,11 @@
 //! atomically; a request loads the order once and runs with it from start to end. Which nodes fit
 //! never depends on the order; only which reason a failing node reports does.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
+use parking_lot::Mutex;
 
 use crate::engine::{FilterReport, Plan};
 use crate::framework::{AnyPredicate, Failures};
@@ -145,7 +146,7 @@ impl DynamicOrder {
 
     /// Takes in what one request did; publishes a new order when it is time.
     pub fn observe(&self, report: &FilterReport) {
-        let mut stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut stats = self.stats.lock();
         for (slot, s) in stats.slots.iter_mut().enumerate() {
             s.evaluations += report.evaluations.get(slot).copied().unwrap_or(0) as f64;
             s.rejections += report.rejections.get(slot).copied().unwrap_or(0) as f64;
@@ -177,7 +178,7 @@ impl DynamicOrder {
 
     /// What it knows now, by plan slot, and how many orders it has published.
     pub fn stats(&self) -> (Vec<SlotStats>, u64) {
-        let stats = self.stats.lock().unwrap_or_else(PoisonError::into_inner);
+        let stats = self.stats.lock();
         (stats.slots.clone(), stats.publications)
     }
 

@@ -6,7 +6,7 @@
 //! `run_predicates_observed`, `prioritize::breakdown` and `combine`); this module only collects
 //! and prints.
 //!
-//! - `source.rs`: where the cluster comes from ([`ExplainSource`] → `Snapshot`) and the pod file;
+//! - `source.rs`: the cluster as it is now (a [`ClusterSource`] → `Snapshot`) and the pod file;
 //! - `report.rs`: the [`Report`], which is also the JSON output;
 //! - `summary.rs`: the "0/6 nodes are available: ..." line;
 //! - `failures.rs`: the failing nodes grouped by predicate and reason;
@@ -15,7 +15,6 @@
 //! - `overview.rs`: the default table, sized for a large cluster;
 //! - `table.rs`: the aligned, optionally coloured, table and the full report (`--all`).
 
-pub mod cli;
 pub mod failures;
 pub mod hints;
 pub mod node_facts;
@@ -29,8 +28,8 @@ pub mod view;
 use std::path::PathBuf;
 
 pub use report::Report;
-pub use source::ExplainSource;
 
+use crate::cluster::source::ClusterSource;
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
 use crate::policy::{Overrides, Plan};
@@ -71,7 +70,7 @@ pub enum ExplainError {
 #[derive(Debug, Clone)]
 pub struct ExplainRequest {
     pub pod_file: PathBuf,
-    pub source: ExplainSource,
+    pub source: ClusterSource,
     pub policy: Option<PathBuf>,
     /// The nodes the report keeps in full (`--node`); every node when empty.
     pub nodes: Vec<String>,

@@ -5,19 +5,15 @@ use std::path::Path;
 
 use crate::cluster::objects::Pod;
 use crate::cluster::source::kube::list_once;
-use crate::cluster::source::{demo::demo_objects, load_file, load_snapshot as load_cluster_file, Objects};
+use crate::cluster::source::{load_file, ClusterSource, Objects, Opened};
 use crate::cluster::Snapshot;
 use crate::explain::ExplainError;
 
-/// The cluster `explain` runs against: whichever source the shared cluster flags chose.
-pub type ExplainSource = crate::cli::ClusterChoice;
-
-/// The one place a source becomes a cluster model.
-pub fn load_snapshot(source: &ExplainSource) -> Result<Snapshot, ExplainError> {
-    Ok(match source {
-        ExplainSource::File(path) => load_cluster_file(path)?,
-        ExplainSource::Demo => demo_objects()?.into_snapshot(),
-        ExplainSource::Kube(connection) => {
+/// The cluster as it is now: a fixed source's model, or a live cluster listed once.
+pub fn load_snapshot(source: &ClusterSource) -> Result<Snapshot, ExplainError> {
+    Ok(match source.open()? {
+        Opened::Fixed(snapshot) => snapshot,
+        Opened::Live(connection) => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -86,8 +82,8 @@ mod tests {
 
     #[test]
     fn sources_load() {
-        assert_eq!(load_snapshot(&ExplainSource::Demo).unwrap().node_count(), 6);
-        let missing = load_snapshot(&ExplainSource::File(PathBuf::from("/nonexistent/cluster.yaml")));
+        assert_eq!(load_snapshot(&ClusterSource::Demo).unwrap().node_count(), 6);
+        let missing = load_snapshot(&ClusterSource::File(PathBuf::from("/nonexistent/cluster.yaml")));
         assert!(missing.unwrap_err().to_string().starts_with("/nonexistent/cluster.yaml: cannot read"));
     }
 }

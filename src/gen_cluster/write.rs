@@ -10,7 +10,7 @@ use crate::gen_cluster::api_objects::{cluster_node, cluster_pod, controllers, pe
 use crate::gen_cluster::generate::{node_name, ClusterSpec};
 
 /// How the candidate nodes are sent in a filter/prioritize request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArgsMode {
     /// `NodeNames`, as kube-scheduler sends them to a `nodeCacheCapable` extender.
     NodeNames,

@@ -217,13 +217,13 @@ impl PredicateState for State {}
 /// How often each pod's claims were resolved, by pod name: what shows the resolution runs once
 /// per request.
 #[cfg(test)]
-pub(crate) static RESOLUTIONS: std::sync::Mutex<BTreeMap<String, usize>> = std::sync::Mutex::new(BTreeMap::new());
+pub(crate) static RESOLUTIONS: parking_lot::Mutex<BTreeMap<String, usize>> = parking_lot::Mutex::new(BTreeMap::new());
 
 /// What does not depend on the node: upstream's PreFilter (`podHasPVCs`, `GetPodVolumeClaims`).
 fn pod_claims(pod: &Pod, volumes: &VolumeObjects) -> Result<PodClaims, Reason> {
     #[cfg(test)]
-    if let Ok(mut counts) = RESOLUTIONS.lock() {
-        *counts.entry(pod.metadata.name.clone()).or_default() += 1;
+    {
+        *RESOLUTIONS.lock().entry(pod.metadata.name.clone()).or_default() += 1;
     }
     let namespace = &pod.metadata.namespace;
     let mut claims = Vec::new();
@@ -1115,7 +1115,7 @@ mod tests {
         assert_eq!(fits, 20, "the zone-a nodes");
         assert_eq!(filtered.report.evaluations, [40]);
         assert_eq!(filtered.report.second_passes, 10, "n0, n4, ... n36 are in zone a and pass pass 1");
-        assert_eq!(RESOLUTIONS.lock().unwrap().get("claims-once"), Some(&1));
+        assert_eq!(RESOLUTIONS.lock().get("claims-once"), Some(&1));
     }
 
     #[test]

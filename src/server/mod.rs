@@ -26,30 +26,19 @@ use tokio::task::JoinHandle;
 
 use crate::bind::{ApiServerBinder, Binder, ModelBinder};
 use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::source::kube::{Connection, WatchHealth, WatchSettings, WATCHED_KINDS};
-use crate::cluster::source::{demo::demo_objects, load_snapshot};
+use crate::cluster::source::kube::{WatchHealth, WatchSettings, WATCHED_KINDS};
+use crate::cluster::source::Opened;
 use crate::cluster::{ClusterStore, Snapshot};
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::observe::Sampler;
 use crate::engine::{Evaluator, OrderingMode, Plan};
 use crate::metrics::Metrics;
+// `ServeConfig::cluster`'s type (defined with the sources), named beside the config.
+pub use crate::cluster::source::ClusterSource;
 pub use admin::Readiness;
 pub use connections::ConnectionLimits;
 use policy_reload::{log_plan, PlanCell, ReloadingPolicy};
 pub use tls::{TlsError, TlsFiles};
-
-/// Where the cluster model comes from.
-#[derive(Debug, Clone)]
-pub enum ClusterSource {
-    /// A file of Kubernetes objects (`--cluster-snapshot`).
-    File(PathBuf),
-    /// The embedded demo cluster (`--demo`).
-    Demo,
-    /// A model built in memory (tests, tools).
-    Snapshot(Box<Snapshot>),
-    /// A live cluster: list and watch its API server, bind through it.
-    Kube(Connection),
-}
 
 /// Where the plan comes from.
 #[derive(Debug, Clone)]
@@ -259,11 +248,9 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
         let binder: Arc<dyn Binder> = Arc::new(ModelBinder::new(Arc::clone(&store)));
         Model { store, binder, watches: None, writer: None, background: Vec::new() }
     };
-    Ok(match &config.cluster {
-        ClusterSource::File(path) => fixed(load_snapshot(path)?),
-        ClusterSource::Demo => fixed(demo_objects()?.into_snapshot()),
-        ClusterSource::Snapshot(s) => fixed((**s).clone()),
-        ClusterSource::Kube(connection) => {
+    Ok(match config.cluster.open()? {
+        Opened::Fixed(snapshot) => fixed(snapshot),
+        Opened::Live(connection) => {
             let client = crate::cluster::source::kube::connect(connection).await?;
             let store = Arc::new(ClusterStore::new(Snapshot::default()));
             let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));

@@ -11,7 +11,9 @@
 //! across a symlink swap between reading one and the next) sees a broken state once, logs it, and
 //! loads the files at the next poll, whose contents differ again.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -67,10 +69,7 @@ pub trait Reloadable: Send + Sync + 'static {
         // version right after swapping `..data`, so a read that resolved the link just before the
         // swap can find its file gone, while the new one is already in place.
         let now = self.read().or_else(|_| self.read());
-        let mut seen = match self.last_seen().0.lock() {
-            Ok(seen) => seen,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut seen = self.last_seen().0.lock();
         let unchanged = match (&*seen, &now) {
             (Ok(before), Ok(after)) => before == after,
             (Err(before), Err(after)) => before.to_string() == after.to_string(),
@@ -179,13 +178,13 @@ mod tests {
             if self.failing_reads.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_ok() {
                 return Err("gone for a moment".to_string());
             }
-            self.file.lock().unwrap().clone()
+            self.file.lock().clone()
         }
         fn apply(&self, contents: &String) -> Result<(), String> {
             if contents.starts_with("bad") {
                 return Err(format!("cannot load {contents:?}"));
             }
-            *self.in_force.lock().unwrap() = contents.clone();
+            *self.in_force.lock() = contents.clone();
             Ok(())
         }
         fn last_seen(&self) -> &LastSeen<String, String> {
@@ -203,7 +202,7 @@ mod tests {
     }
 
     fn write(f: &Fake, contents: Result<&str, &str>) {
-        *f.file.lock().unwrap() = contents.map(str::to_string).map_err(str::to_string);
+        *f.file.lock() = contents.map(str::to_string).map_err(str::to_string);
     }
 
     #[test]
@@ -212,11 +211,11 @@ mod tests {
         assert_eq!(f.check(), Reload::Unchanged);
         write(&f, Ok("b"));
         assert_eq!(f.check(), Reload::Reloaded);
-        assert_eq!(*f.in_force.lock().unwrap(), "b");
+        assert_eq!(*f.in_force.lock(), "b");
         write(&f, Ok("bad"));
         assert_eq!(f.check(), Reload::Failed("cannot load \"bad\"".to_string()));
         assert_eq!(f.check(), Reload::Unchanged, "reported once");
-        assert_eq!(*f.in_force.lock().unwrap(), "b", "the last good one stays");
+        assert_eq!(*f.in_force.lock(), "b", "the last good one stays");
         write(&f, Err("gone"));
         assert_eq!(f.check(), Reload::Failed("gone".to_string()));
         assert_eq!(f.check(), Reload::Unchanged);
@@ -239,7 +238,7 @@ mod tests {
     /// Waits (a bounded while) until `f` has `want` in force.
     async fn until_in_force(f: &Fake, want: &str) -> bool {
         for _ in 0..500 {
-            if *f.in_force.lock().unwrap() == want {
+            if *f.in_force.lock() == want {
                 return true;
             }
             tokio::time::sleep(Duration::from_millis(10)).await;

@@ -7,7 +7,9 @@
 //! them, plus kube-scheduler's own SLI histogram.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 use futures::{StreamExt, TryStreamExt};
@@ -127,7 +129,7 @@ async fn watch_bindings(api: Api<Pod>, bound: Arc<Mutex<Bound>>) {
             }
             if pod.spec.as_ref().and_then(|s| s.node_name.as_ref()).is_some() {
                 let name = pod.metadata.name.unwrap_or_default();
-                bound.lock().unwrap().at.entry(name).or_insert_with(Instant::now);
+                bound.lock().at.entry(name).or_insert_with(Instant::now);
             }
         }
     }
@@ -161,11 +163,11 @@ async fn create_pods(api: &Api<Pod>, workload: Workload, phase: Phase, count: us
             async move {
                 let p = workload.pod(phase, api.namespace().unwrap_or("default"), &name);
                 api.create(&PostParams::default(), &p).await.unwrap();
-                created.lock().unwrap().insert(name, Instant::now());
+                created.lock().insert(name, Instant::now());
             }
         })
         .await;
-    Arc::try_unwrap(created).ok().unwrap().into_inner().unwrap()
+    Arc::try_unwrap(created).ok().unwrap().into_inner()
 }
 
 /// The value at `q` (0..1) of sorted samples, as scheduler_perf indexes them.
@@ -396,7 +398,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     create_volumes(&cluster.client, "init", args.workload, Phase::Initial, args.initial_pods).await;
     create_pods(&init, args.workload, Phase::Initial, args.initial_pods).await;
     let deadline = Instant::now() + Duration::from_secs(600);
-    while init_bound.lock().unwrap().at.len() < args.initial_pods {
+    while init_bound.lock().at.len() < args.initial_pods {
         assert!(Instant::now() < deadline, "initial pods not all scheduled in 10 minutes");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -435,7 +437,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
             loop {
                 ticker.tick().await;
                 let now = Instant::now();
-                let scheduled = bound.lock().unwrap().at.len();
+                let scheduled = bound.lock().at.len();
                 if scheduled == 0 {
                     continue;
                 }
@@ -456,7 +458,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     };
     let created = create_pods(&measured, args.workload, Phase::Measured, args.measured_pods).await;
     let deadline = Instant::now() + Duration::from_secs(900);
-    while bound.lock().unwrap().at.len() < args.target() {
+    while bound.lock().at.len() < args.target() {
         assert!(Instant::now() < deadline, "measured pods not scheduled in 15 minutes");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -468,7 +470,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let mut samples = sampler.await.unwrap();
     watch.abort();
     samples.sort_by(f64::total_cmp);
-    let bound = std::mem::take(&mut bound.lock().unwrap().at);
+    let bound = std::mem::take(&mut bound.lock().at);
     let mut latencies_ms: Vec<f64> = created
         .iter()
         .filter_map(|(name, at)| Some(bound.get(name)?.saturating_duration_since(*at).as_secs_f64() * 1000.0))

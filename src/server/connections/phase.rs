@@ -2,8 +2,8 @@
 //! ([`super::service`]), and read by its watchdog ([`Conn::watch`]) and by the listener when it
 //! needs room ([`super::admission`]).
 
+use parking_lot::{Mutex, MutexGuard};
 use std::fmt;
-use std::sync::{Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -88,8 +88,7 @@ impl Conn {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        // The state is a few plain fields, valid whatever a panicking holder left.
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state.lock()
     }
 
     /// Applies `change` and wakes the watchdog when it says it changed something.

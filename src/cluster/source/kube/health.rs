@@ -1,8 +1,8 @@
 //! How each watch is doing, for `/readyz` (and, later, metrics): listed at least once or not, and
 //! since when it has been failing.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -56,7 +56,7 @@ impl WatchHealth {
     }
 
     fn with<T>(&self, kind: ObjectKind, f: impl FnOnce(&mut KindHealth) -> T) -> T {
-        let mut kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kinds = self.kinds.lock();
         f(kinds.entry(kind).or_default())
     }
 
@@ -89,24 +89,24 @@ impl WatchHealth {
 
     /// When each watch last listed or delivered something.
     pub fn last_events(&self) -> Vec<(ObjectKind, Option<Instant>)> {
-        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let kinds = self.kinds.lock();
         kinds.iter().map(|(k, h)| (*k, h.last_event)).collect()
     }
 
     /// How many lists of each kind have completed (the first one and every relist).
     pub fn lists(&self) -> Vec<(ObjectKind, u64)> {
-        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let kinds = self.kinds.lock();
         kinds.iter().map(|(k, h)| (*k, h.lists)).collect()
     }
 
     /// Whether every watch has listed once (the model can answer requests).
     pub fn synced(&self) -> bool {
-        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let kinds = self.kinds.lock();
         kinds.values().all(|h| h.synced)
     }
 
     pub fn report(&self, now: Instant) -> HealthReport {
-        let kinds = self.kinds.lock().unwrap_or_else(|p| p.into_inner());
+        let kinds = self.kinds.lock();
         let not_synced: Vec<&'static str> =
             kinds.iter().filter(|(_, h)| !h.synced).map(|(k, _)| k.resource()).collect();
         let stale: Vec<StaleWatch> = kinds

@@ -6,17 +6,16 @@
 //!
 //! Written on kube-client's `list` and `watch` rather than kube-runtime's `watcher`, because
 //! readiness needs to know when a failing watch has recovered, and `watcher` does not report a
-//! successful re-watch or a bookmark. The backoff is kube-runtime's exponential one.
+//! successful re-watch or a bookmark. The backoff is kube-runtime's default one (client-go's
+//! reflector's), on backon.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use backon::ExponentialBuilder;
+use backon::{BackoffBuilder, ExponentialBuilder};
 use futures::{FutureExt, StreamExt};
 use kube::api::{WatchEvent, WatchParams};
-use kube::runtime::utils::ResetTimerBackoff;
-use kube::runtime::watcher::ExponentialBackoff;
 use kube::{Api, ResourceExt};
 
 use crate::cluster::model_writer::{Change, ModelWriter};
@@ -43,14 +42,45 @@ pub struct WatchSettings {
 }
 
 impl WatchSettings {
-    fn backoff(&self) -> impl Iterator<Item = Duration> {
+    fn backoff(&self) -> Backoff {
         let exponential = ExponentialBuilder::default()
             .with_min_delay(self.backoff_initial)
             .with_max_delay(self.backoff_max)
             .with_factor(2.0)
             .with_jitter()
             .without_max_times();
-        ResetTimerBackoff::new(ExponentialBackoff::from(exponential), Duration::from_secs(120))
+        Backoff::new(exponential)
+    }
+}
+
+/// After a pause asked for longer ago than this, the next one starts from the first again.
+const BACKOFF_RESET: Duration = Duration::from_secs(120);
+
+/// The pauses after failures: exponential, and started afresh when the previous pause was asked
+/// for more than [`BACKOFF_RESET`] ago (kube-runtime's `ResetTimerBackoff` over its
+/// `ExponentialBackoff`). On tokio's clock, which tests may pause and advance.
+struct Backoff {
+    builder: ExponentialBuilder,
+    delays: backon::ExponentialBackoff,
+    last: Option<tokio::time::Instant>,
+}
+
+impl Backoff {
+    fn new(builder: ExponentialBuilder) -> Self {
+        Backoff { builder, delays: builder.build(), last: None }
+    }
+}
+
+impl Iterator for Backoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let now = tokio::time::Instant::now();
+        if self.last.is_some_and(|last| now.duration_since(last) > BACKOFF_RESET) {
+            self.delays = self.builder.build();
+        }
+        self.last = Some(now);
+        self.delays.next()
     }
 }
 
@@ -331,5 +361,43 @@ async fn watch_once<K: WatchedKind>(
             return (Interrupted::Gone, delivered);
         }
         health.progressed(K::KIND);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(n: u64) -> Option<Duration> {
+        Some(Duration::from_secs(n))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_backoff_doubles_to_its_longest_and_starts_afresh_after_a_quiet_spell() {
+        let exponential = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_secs(1))
+            .with_max_delay(Duration::from_secs(8))
+            .with_factor(2.0)
+            .without_max_times();
+        let mut backoff = Backoff::new(exponential);
+        assert_eq!([backoff.next(), backoff.next(), backoff.next()], [secs(1), secs(2), secs(4)]);
+        tokio::time::advance(BACKOFF_RESET).await;
+        assert_eq!(backoff.next(), secs(8), "not past the reset time: the backoff goes on");
+        assert_eq!(backoff.next(), secs(8), "the longest");
+        tokio::time::advance(BACKOFF_RESET + Duration::from_millis(1)).await;
+        assert_eq!([backoff.next(), backoff.next()], [secs(1), secs(2)], "afresh after 120s without a pause");
+    }
+
+    #[test]
+    fn the_default_backoff_is_kube_runtimes() {
+        let settings = WatchSettings::default();
+        assert_eq!(
+            (settings.backoff_initial, settings.backoff_max),
+            (Duration::from_millis(800), Duration::from_secs(30))
+        );
+        // With jitter, each pause is the exponential one plus up to as much again.
+        let mut backoff = settings.backoff();
+        let first = backoff.next().unwrap();
+        assert!(first >= Duration::from_millis(800) && first <= Duration::from_millis(1600), "{first:?}");
     }
 }

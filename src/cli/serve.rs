@@ -1,41 +1,17 @@
-//! The command line: `predicate-extender serve ...`. Every flag is validated here, and an invalid
-//! one stops startup with a message that names it.
+//! `predicate-extender serve`: its flags, each validated here (an invalid one stops startup with a
+//! message that names it), and the server configuration they make.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, ValueEnum};
 
-use crate::cluster::source::kube::{default_connection, Connection};
-use crate::engine::OrderingMode;
-use crate::quantity::Quantity;
-use crate::server::{ClusterSource, ConnectionLimits, PolicySource, ServeConfig, TlsFiles};
+use predicate_extender::engine::OrderingMode;
+use predicate_extender::quantity::Quantity;
+use predicate_extender::server::{ConnectionLimits, PolicySource, ServeConfig, TlsFiles};
 
-#[derive(Debug, Parser)]
-#[command(
-    name = "predicate-extender",
-    version,
-    about = "A kube-scheduler extender running the classic scheduling predicates"
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-// One value per process, parsed once: its size does not matter.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Serve the extender verbs (/filter, /prioritize, /preempt, /bind) and, on the admin
-    /// listener, /healthz, /readyz and /metrics.
-    Serve(ServeArgs),
-    /// Explain why a pod fits each node or not: the summary, the failing nodes by reason, the
-    /// best-scored nodes and hints; every predicate on chosen nodes (--node) or all (--all).
-    Explain(crate::explain::cli::ExplainArgs),
-    /// Write a synthetic cluster snapshot, a pending pod or a /filter request, for measurements.
-    GenCluster(crate::gen_cluster::GenClusterArgs),
-}
+use super::ClusterArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
@@ -157,12 +133,7 @@ impl ServeArgs {
     /// The server configuration; `Err` when no cluster source is given or found.
     pub fn to_config(&self) -> Result<ServeConfig, String> {
         self.check_listen_is_guarded()?;
-        let cluster = match self.cluster.choice()? {
-            ClusterChoice::File(path) => ClusterSource::File(path),
-            ClusterChoice::Demo => ClusterSource::Demo,
-            ClusterChoice::Kube(connection) => ClusterSource::Kube(connection),
-        };
-        let mut config = ServeConfig::new(cluster);
+        let mut config = ServeConfig::new(self.cluster.source()?);
         config.listen = self.listen;
         config.admin_listen = self.admin_listen;
         config.url_prefix = self.url_prefix.clone();
@@ -211,51 +182,6 @@ impl ServeArgs {
     }
 }
 
-/// Where the cluster comes from: the flags `serve` and `explain` share.
-#[derive(Debug, Args)]
-pub struct ClusterArgs {
-    /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
-    /// multi-document YAML.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
-    pub cluster_snapshot: Option<PathBuf>,
-
-    /// The embedded demo cluster (six nodes in two zones).
-    #[arg(long, conflicts_with = "kubeconfig")]
-    pub demo: bool,
-
-    /// A live cluster, through this kubeconfig's current context: `serve` watches it and binds
-    /// through its API server, `explain` lists it once. Inside a pod, with no source flag, the
-    /// pod's service account is used.
-    #[arg(long, value_name = "PATH")]
-    pub kubeconfig: Option<PathBuf>,
-}
-
-/// The cluster source the flags chose.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClusterChoice {
-    File(PathBuf),
-    Demo,
-    Kube(Connection),
-}
-
-impl ClusterArgs {
-    /// The source; `Err` ([`NO_SOURCE`]) when no flag is given and this is not a pod.
-    pub fn choice(&self) -> Result<ClusterChoice, String> {
-        Ok(match (&self.cluster_snapshot, self.demo) {
-            (Some(path), _) => ClusterChoice::File(path.clone()),
-            (None, true) => ClusterChoice::Demo,
-            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
-                Some(connection) => ClusterChoice::Kube(connection),
-                None => return Err(NO_SOURCE.to_string()),
-            },
-        })
-    }
-}
-
-/// What startup says when no cluster source is given and none is found.
-pub const NO_SOURCE: &str = "no cluster given: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
-not set, so this is not one), or use --cluster-snapshot FILE or --demo";
-
 fn parse_url_prefix(s: &str) -> Result<String, String> {
     let trimmed = s.trim_end_matches('/');
     if trimmed.is_empty() {
@@ -294,6 +220,8 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<ServeArgs, String> {
         let mut argv = vec!["predicate-extender", "serve"];

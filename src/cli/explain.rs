@@ -1,13 +1,14 @@
-//! The `explain` subcommand's flags and output.
+//! `predicate-extender explain`: its flags, the request they make, and which output is printed.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::cli::ClusterArgs;
-use crate::explain::table::Style;
-use crate::explain::view::View;
-use crate::explain::{explain, ExplainError, ExplainRequest};
+use predicate_extender::explain::table::Style;
+use predicate_extender::explain::view::View;
+use predicate_extender::explain::{explain, ExplainError, ExplainRequest};
+
+use super::ClusterArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ExplainFormat {
@@ -51,7 +52,7 @@ pub struct ExplainArgs {
 impl ExplainArgs {
     /// The request; `Err` when no cluster source is given or found.
     pub fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
-        let source = self.cluster.choice().map_err(ExplainError::Live)?;
+        let source = self.cluster.source().map_err(ExplainError::Live)?;
         Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), nodes: self.view().nodes })
     }
 

@@ -1,0 +1,76 @@
+//! The command line of the binary: `predicate-extender serve|explain|gen-cluster ...`, parsed
+//! here and turned into the library's configuration (`ServeConfig`, `ExplainRequest`, the
+//! generator's spec). The library knows nothing of it.
+
+pub mod explain;
+pub mod gen_cluster;
+pub mod serve;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use predicate_extender::cluster::source::kube::default_connection;
+use predicate_extender::cluster::source::ClusterSource;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "predicate-extender",
+    version,
+    about = "A kube-scheduler extender running the classic scheduling predicates"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+// One value per process, parsed once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the extender verbs (/filter, /prioritize, /preempt, /bind) and, on the admin
+    /// listener, /healthz, /readyz and /metrics.
+    Serve(serve::ServeArgs),
+    /// Explain why a pod fits each node or not: the summary, the failing nodes by reason, the
+    /// best-scored nodes and hints; every predicate on chosen nodes (--node) or all (--all).
+    Explain(explain::ExplainArgs),
+    /// Write a synthetic cluster snapshot, a pending pod or a /filter request, for measurements.
+    GenCluster(gen_cluster::GenClusterArgs),
+}
+
+/// Where the cluster comes from: the flags `serve` and `explain` share.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {
+    /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
+    /// multi-document YAML.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
+    pub cluster_snapshot: Option<PathBuf>,
+
+    /// The embedded demo cluster (six nodes in two zones).
+    #[arg(long, conflicts_with = "kubeconfig")]
+    pub demo: bool,
+
+    /// A live cluster, through this kubeconfig's current context: `serve` watches it and binds
+    /// through its API server, `explain` lists it once. Inside a pod, with no source flag, the
+    /// pod's service account is used.
+    #[arg(long, value_name = "PATH")]
+    pub kubeconfig: Option<PathBuf>,
+}
+
+impl ClusterArgs {
+    /// The source; `Err` ([`NO_SOURCE`]) when no flag is given and this is not a pod.
+    pub fn source(&self) -> Result<ClusterSource, String> {
+        Ok(match (&self.cluster_snapshot, self.demo) {
+            (Some(path), _) => ClusterSource::File(path.clone()),
+            (None, true) => ClusterSource::Demo,
+            (None, false) => match default_connection(self.kubeconfig.as_deref()) {
+                Some(connection) => ClusterSource::Kube(connection),
+                None => return Err(NO_SOURCE.to_string()),
+            },
+        })
+    }
+}
+
+/// What startup says when no cluster source is given and none is found.
+pub const NO_SOURCE: &str = "no cluster given: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
+not set, so this is not one), or use --cluster-snapshot FILE or --demo";
