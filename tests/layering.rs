@@ -625,21 +625,13 @@ fn circles(graph: &BTreeMap<String, BTreeMap<String, Vec<String>>>) -> Vec<BTree
 /// helpers in one module, reached without an arrow back up): `selectors.rs` reads the cluster's
 /// label maps while the cluster's snapshot keeps selectors; `topology_spread.rs` takes
 /// `tolerates()` from a predicate while a predicate uses it. Never a circle between two folders.
-const KNOWN_CIRCLES: [&[&str]; 2] = [&["cluster", "selectors"], &["predicates", "topology_spread"]];
-
 #[test]
 fn no_import_circle_between_top_level_modules() {
     let graph = top_level_graph();
     assert!(graph.len() >= 15, "{:?}", graph.keys().collect::<Vec<_>>());
     assert!(graph["server"].contains_key("engine"), "the graph sees the server's imports: {:?}", graph["server"]);
-    let known: Vec<BTreeSet<String>> =
-        KNOWN_CIRCLES.iter().map(|group| group.iter().map(|m| m.to_string()).collect()).collect();
     let mut report = Vec::new();
     for group in circles(&graph) {
-        let folders = group.iter().filter(|m| src().join(m).is_dir()).count();
-        if folders < 2 && known.contains(&group) {
-            continue;
-        }
         report.push(format!("a circle between {}:", group.iter().cloned().collect::<Vec<_>>().join(", ")));
         for from in &group {
             for (to, at) in &graph[from] {
@@ -650,6 +642,34 @@ fn no_import_circle_between_top_level_modules() {
         }
     }
     assert!(report.is_empty(), "{}", report.join("\n"));
+}
+
+/// The low rooms of the layering (docs/architecture.md): `labels` imports nothing else of the
+/// crate; `plugin_helpers` imports no plugin and nothing that runs plugins; and the Policy parser
+/// names no plugin (it builds every entry through the registry).
+#[test]
+fn labels_and_plugin_helpers_stay_below_the_plugins_and_the_policy_names_none() {
+    let graph = top_level_graph();
+    assert!(graph["labels"].is_empty(), "labels imports {:?}", graph["labels"]);
+    let above = ["predicates", "priorities", "registry", "policy", "engine", "server", "explain", "metrics", "bind"];
+    let reached: Vec<_> = graph["plugin_helpers"].keys().filter(|m| above.contains(&m.as_str())).collect();
+    assert!(reached.is_empty(), "plugin_helpers imports {reached:?}: {:?}", graph["plugin_helpers"]);
+    assert!(
+        !graph["policy"].contains_key("predicates") && !graph["policy"].contains_key("priorities"),
+        "{:?}",
+        graph["policy"]
+    );
+    let plugins: Vec<&str> = PREDICATES.iter().map(|r| r.name).chain(PRIORITIES.iter().map(|r| r.name)).collect();
+    assert!(plugins.len() >= 38, "{plugins:?}");
+    let mut named = Vec::new();
+    for path in rust_files(&src().join("policy")) {
+        if path.file_name().is_some_and(|f| f == "tests.rs") {
+            continue; // the loader's tests load Policies that list plugins
+        }
+        let code = code_of(&path);
+        named.extend(plugins.iter().filter(|p| names(&code, p)).map(|p| format!("{}: {p}", display(&path))));
+    }
+    assert!(named.is_empty(), "src/policy names plugins: {named:?}");
 }
 
 // ---- the checks find what they look for ----

@@ -48,7 +48,7 @@ impl PolicyError {
     }
 }
 
-/// An entry's place in the file: `predicates[3] ("HostName")`.
+/// An entry's place in the file: `predicates[3] ("MyPredicate")`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryAt {
     pub list: &'static str,

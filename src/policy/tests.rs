@@ -2,8 +2,8 @@
 
 use super::*;
 
-fn plan(json: &str) -> Result<Plan, String> {
-    parse("policy.json", json.as_bytes(), Overrides::default()).map_err(|e| e.to_string())
+fn plan(json: &str) -> Result<Plan, PolicyError> {
+    parse("policy.json", json.as_bytes(), Overrides::default())
 }
 
 fn names(json: &str) -> Vec<String> {
@@ -105,7 +105,7 @@ fn predicate_ordering_is_static_by_default_and_dynamic_keeps_the_pinned_entries_
     );
     assert_eq!(overridden.unwrap().ordering.mode(), OrderingMode::Static);
     assert_eq!(
-        plan(&format!(r#"{{{HEAD},"predicateOrdering":"fastest"}}"#)).unwrap_err(),
+        plan(&format!(r#"{{{HEAD},"predicateOrdering":"fastest"}}"#)).unwrap_err().to_string(),
         "policy.json: predicateOrdering: must be \"static\" or \"dynamic\", found \"fastest\""
     );
 }
@@ -179,7 +179,7 @@ fn validation_errors_name_the_entry() {
         ("{\"kind\":", "policy.json: kind: EOF while parsing a value at line 1 column 8"),
     ];
     for (input, want) in cases {
-        let got = plan(input).unwrap_err();
+        let got = plan(input).unwrap_err().to_string();
         assert!(got.starts_with(want), "for {input}\n got: {got}\nwant: {want}");
     }
 }
@@ -240,7 +240,7 @@ fn pod_fits_resources_argument_errors_name_the_field() {
         (format!(r#"{{{HEAD},"predicates":[{{"name":"Custom","argument":{{"ignoredResourceGroups":["example.com"]}}}}]}}"#), "policy.json: predicates[0] (\"Custom\"): argument.ignoredResourceGroups: unknown predicate argument"),
     ];
     for (input, want) in cases {
-        let got = plan(&input).unwrap_err();
+        let got = plan(&input).unwrap_err().to_string();
         assert!(got.starts_with(want), "for {input}\n got: {got}\nwant: {want}");
     }
 }

@@ -160,34 +160,39 @@ pub fn on_sighup() -> Option<(Wake, JoinHandle<()>)> {
 mod tests {
     use super::*;
 
+    /// Why the fake does not read or load.
+    #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+    #[error("{0}")]
+    struct FakeError(String);
+
     /// A "file" held in memory: contents that fail to load are the strings starting with "bad".
     struct Fake {
-        file: Mutex<Result<String, String>>,
+        file: Mutex<Result<String, FakeError>>,
         /// Reads still to fail (a file gone for a moment).
         failing_reads: std::sync::atomic::AtomicUsize,
         in_force: Mutex<String>,
-        seen: LastSeen<String, String>,
+        seen: LastSeen<String, FakeError>,
     }
 
     impl Reloadable for Fake {
         type Contents = String;
-        type Error = String;
+        type Error = FakeError;
         const WHAT: &'static str = "the fake";
-        fn read(&self) -> Result<String, String> {
+        fn read(&self) -> Result<String, FakeError> {
             use std::sync::atomic::Ordering::Relaxed;
             if self.failing_reads.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)).is_ok() {
-                return Err("gone for a moment".to_string());
+                return Err(FakeError("gone for a moment".to_string()));
             }
             self.file.lock().clone()
         }
-        fn apply(&self, contents: &String) -> Result<(), String> {
+        fn apply(&self, contents: &String) -> Result<(), FakeError> {
             if contents.starts_with("bad") {
-                return Err(format!("cannot load {contents:?}"));
+                return Err(FakeError(format!("cannot load {contents:?}")));
             }
             *self.in_force.lock() = contents.clone();
             Ok(())
         }
-        fn last_seen(&self) -> &LastSeen<String, String> {
+        fn last_seen(&self) -> &LastSeen<String, FakeError> {
             &self.seen
         }
     }
@@ -202,7 +207,7 @@ mod tests {
     }
 
     fn write(f: &Fake, contents: Result<&str, &str>) {
-        *f.file.lock() = contents.map(str::to_string).map_err(str::to_string);
+        *f.file.lock() = contents.map(str::to_string).map_err(|e| FakeError(e.to_string()));
     }
 
     #[test]
@@ -213,11 +218,11 @@ mod tests {
         assert_eq!(f.check(), Reload::Reloaded);
         assert_eq!(*f.in_force.lock(), "b");
         write(&f, Ok("bad"));
-        assert_eq!(f.check(), Reload::Failed("cannot load \"bad\"".to_string()));
+        assert_eq!(f.check(), Reload::Failed(FakeError("cannot load \"bad\"".to_string())));
         assert_eq!(f.check(), Reload::Unchanged, "reported once");
         assert_eq!(*f.in_force.lock(), "b", "the last good one stays");
         write(&f, Err("gone"));
-        assert_eq!(f.check(), Reload::Failed("gone".to_string()));
+        assert_eq!(f.check(), Reload::Failed(FakeError("gone".to_string())));
         assert_eq!(f.check(), Reload::Unchanged);
         write(&f, Ok("b"));
         assert_eq!(f.check(), Reload::Reloaded, "back to good contents: loaded again");
@@ -232,7 +237,7 @@ mod tests {
         assert_eq!(f.check(), Reload::Reloaded, "the old version's file removed under the read: not an error");
         write(&f, Ok("c"));
         f.failing_reads.store(2, Relaxed);
-        assert_eq!(f.check(), Reload::Failed("gone for a moment".to_string()), "twice: reported");
+        assert_eq!(f.check(), Reload::Failed(FakeError("gone for a moment".to_string())), "twice: reported");
     }
 
     /// Waits (a bounded while) until `f` has `want` in force.
