@@ -12,6 +12,10 @@
 //! reads too, are below both in `labels`. The `policy` parser builds the engine's plan through the
 //! registry.
 #![forbid(unsafe_code)]
+// Production code: every `pub` is reachable from outside (else `pub(crate)`), and nothing a request,
+// a file or the API server sends reaches a panic (tests, and test support, may panic: clippy.toml).
+#![deny(unreachable_pub)]
+#![deny(clippy::panic)]
 // Nothing a request, a file or the API server sends may panic the server: no unwrap/expect outside
 // tests ([lints] in Cargo.toml, for every target; clippy.toml lets tests unwrap).
 
@@ -34,6 +38,7 @@ pub mod server;
 // Test support only (builders, `eventually`, the fuzz checks, the oracle): unit tests, and the
 // integration tests, benches, examples and fuzz targets through the `test-util` feature.
 #[cfg(any(test, feature = "test-util"))]
+#[allow(clippy::panic)] // test support: a panic is how a test fails
 pub mod testing;
 pub mod wire;
 pub mod yaml;

@@ -1,5 +1,9 @@
 //! `predicate-extender`: parse flags, start logging, serve until SIGTERM or Ctrl-C.
 #![forbid(unsafe_code)]
+// Production code: every `pub` is reachable from outside (else `pub(crate)`), and nothing a request,
+// a file or the API server sends reaches a panic (tests, and test support, may panic: clippy.toml).
+#![deny(unreachable_pub)]
+#![deny(clippy::panic)]
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

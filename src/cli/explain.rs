@@ -11,7 +11,7 @@ use predicate_extender::explain::{explain, ExplainError, ExplainRequest};
 use super::ClusterArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExplainFormat {
+pub(crate) enum ExplainFormat {
     /// Aligned tables, coloured on a terminal (not with NO_COLOR).
     Table,
     /// The whole report as JSON (docs/explain-json.md).
@@ -19,7 +19,7 @@ pub enum ExplainFormat {
 }
 
 #[derive(Debug, Args)]
-pub struct ExplainArgs {
+pub(crate) struct ExplainArgs {
     /// The pod to explain: a file holding one Pod, YAML or JSON.
     #[arg(long, value_name = "FILE")]
     pub pod: PathBuf,
@@ -51,7 +51,7 @@ pub struct ExplainArgs {
 
 impl ExplainArgs {
     /// The request; `Err` when no cluster source is given or found.
-    pub fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
+    pub(crate) fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
         let source = self.cluster.source().map_err(ExplainError::Live)?;
         Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), nodes: self.view().nodes })
     }
@@ -66,7 +66,7 @@ fn flag(name: &str) -> String {
 }
 
 /// What `explain` prints on stdout.
-pub fn output(args: &ExplainArgs, style: Style) -> Result<String, ExplainError> {
+pub(crate) fn output(args: &ExplainArgs, style: Style) -> Result<String, ExplainError> {
     let view = args.view();
     view.check(args.format == ExplainFormat::Json, &flag).map_err(ExplainError::Flags)?;
     let report = explain(&args.to_request()?)?;

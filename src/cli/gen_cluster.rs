@@ -8,7 +8,7 @@ use predicate_extender::gen_cluster::{ArgsMode, ClusterSpec, Output};
 
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").args(["pending_pod", "extender_args"])))]
-pub struct GenClusterArgs {
+pub(crate) struct GenClusterArgs {
     /// Nodes in the cluster.
     #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub nodes: u32,
@@ -59,7 +59,7 @@ pub struct GenClusterArgs {
 
 impl GenClusterArgs {
     /// The cluster's shape; `Err` names a flag out of range.
-    pub fn spec(&self) -> Result<ClusterSpec, String> {
+    pub(crate) fn spec(&self) -> Result<ClusterSpec, String> {
         let nodes = self.nodes as usize;
         let pods_per_node = self.pods_per_node as usize;
         let pods = nodes * pods_per_node;
@@ -78,7 +78,7 @@ impl GenClusterArgs {
     }
 
     /// What the flags ask to write.
-    pub fn output(&self) -> Output {
+    pub(crate) fn output(&self) -> Output {
         match (self.pending_pod, self.extender_args) {
             (true, _) => Output::PendingPod,
             (false, Some(mode)) => {
@@ -108,7 +108,7 @@ impl From<ArgsModeFlag> for ArgsMode {
 }
 
 /// Writes what the flags ask for; `Ok` is a line saying what was written, `Err` the message.
-pub fn run(args: &GenClusterArgs) -> Result<String, String> {
+pub(crate) fn run(args: &GenClusterArgs) -> Result<String, String> {
     predicate_extender::gen_cluster::run(&args.spec()?, args.output(), &args.out)
 }
 

@@ -2,9 +2,9 @@
 //! here and turned into the library's configuration (`ServeConfig`, `ExplainRequest`, the
 //! generator's spec). The library knows nothing of it.
 
-pub mod explain;
-pub mod gen_cluster;
-pub mod serve;
+pub(crate) mod explain;
+pub(crate) mod gen_cluster;
+pub(crate) mod serve;
 
 use std::path::PathBuf;
 
@@ -19,7 +19,7 @@ use predicate_extender::cluster::source::ClusterSource;
     version,
     about = "A kube-scheduler extender running the classic scheduling predicates"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
 }
@@ -27,7 +27,7 @@ pub struct Cli {
 // One value per process, parsed once: its size does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Serve the extender verbs (/filter, /prioritize, /preempt, /bind) and, on the admin
     /// listener, /healthz, /readyz and /metrics.
     Serve(serve::ServeArgs),
@@ -40,7 +40,7 @@ pub enum Command {
 
 /// Where the cluster comes from: the flags `serve` and `explain` share.
 #[derive(Debug, Args)]
-pub struct ClusterArgs {
+pub(crate) struct ClusterArgs {
     /// The cluster as Kubernetes objects: a List as `kubectl get ... -o json|yaml` prints it, or
     /// multi-document YAML.
     #[arg(long, value_name = "FILE", conflicts_with_all = ["demo", "kubeconfig"])]
@@ -59,7 +59,7 @@ pub struct ClusterArgs {
 
 impl ClusterArgs {
     /// The source; `Err` ([`NO_SOURCE`]) when no flag is given and this is not a pod.
-    pub fn source(&self) -> Result<ClusterSource, String> {
+    pub(crate) fn source(&self) -> Result<ClusterSource, String> {
         Ok(match (&self.cluster_snapshot, self.demo) {
             (Some(path), _) => ClusterSource::File(path.clone()),
             (None, true) => ClusterSource::Demo,
@@ -72,5 +72,6 @@ impl ClusterArgs {
 }
 
 /// What startup says when no cluster source is given and none is found.
-pub const NO_SOURCE: &str = "no cluster given: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
+pub(crate) const NO_SOURCE: &str =
+    "no cluster given: pass --kubeconfig PATH, run inside a pod (KUBERNETES_SERVICE_HOST is \
 not set, so this is not one), or use --cluster-snapshot FILE or --demo";

@@ -14,13 +14,13 @@ use predicate_extender::server::{ConnectionLimits, PolicySource, ServeConfig, Tl
 use super::ClusterArgs;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     Text,
     Json,
 }
 
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Address for the verbs. Loopback by default: as a sidecar, kube-scheduler calls over
     /// loopback, and /bind must not be open to the pod network. Any other address needs client
     /// certificates (--client-ca-file) or --insecure-listen-without-client-certificates.
@@ -131,7 +131,7 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     /// The server configuration; `Err` when no cluster source is given or found.
-    pub fn to_config(&self) -> Result<ServeConfig, String> {
+    pub(crate) fn to_config(&self) -> Result<ServeConfig, String> {
         self.check_listen_is_guarded()?;
         let mut config = ServeConfig::new(self.cluster.source()?);
         config.listen = self.listen;

@@ -135,6 +135,7 @@ impl From<BTreeMap<String, String>> for Labels {
 
 /// Test support only (`cfg(test)` or the `test-util` feature): production code uses `get`.
 #[cfg(any(test, feature = "test-util"))]
+#[allow(clippy::panic)] // a missing key in a test is how it fails
 impl std::ops::Index<&str> for Labels {
     type Output = IStr;
     /// Panics when the key is missing, as a map index does; for tests.

@@ -86,6 +86,7 @@ impl IntoIterator for ResourceList {
 
 /// Test support only (`cfg(test)` or the `test-util` feature): production code uses `get`.
 #[cfg(any(test, feature = "test-util"))]
+#[allow(clippy::panic)] // a missing key in a test is how it fails
 impl std::ops::Index<&str> for ResourceList {
     type Output = Quantity;
     /// Panics when the name is missing, as a map index does; for tests.

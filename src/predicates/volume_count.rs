@@ -263,7 +263,7 @@ pub(crate) mod test_objects {
         Volume { name: name.to_string(), ..Volume::default() }
     }
 
-    pub fn gce(pd: &str, read_only: bool) -> Volume {
+    pub(crate) fn gce(pd: &str, read_only: bool) -> Volume {
         let source = GCEPersistentDiskVolumeSource {
             pd_name: pd.to_string(),
             read_only: read_only.then_some(true),
@@ -272,32 +272,32 @@ pub(crate) mod test_objects {
         Volume { gce_persistent_disk: Some(source), ..named(&format!("gce-{pd}")) }
     }
 
-    pub fn ebs(id: &str) -> Volume {
+    pub(crate) fn ebs(id: &str) -> Volume {
         let source = AWSElasticBlockStoreVolumeSource { volume_id: id.to_string(), ..Default::default() };
         Volume { aws_elastic_block_store: Some(source), ..named(&format!("ebs-{id}")) }
     }
 
-    pub fn azure(disk: &str) -> Volume {
+    pub(crate) fn azure(disk: &str) -> Volume {
         let source = AzureDiskVolumeSource { disk_name: disk.to_string(), ..Default::default() };
         Volume { azure_disk: Some(source), ..named(&format!("azure-{disk}")) }
     }
 
-    pub fn claim(name: &str) -> Volume {
+    pub(crate) fn claim(name: &str) -> Volume {
         let source = PersistentVolumeClaimVolumeSource { claim_name: name.to_string(), read_only: None };
         Volume { persistent_volume_claim: Some(source), ..named(&format!("claim-{name}")) }
     }
 
     /// A generic ephemeral volume named `volume`: its claim is `<pod>-<volume>`.
-    pub fn ephemeral(volume: &str) -> Volume {
+    pub(crate) fn ephemeral(volume: &str) -> Volume {
         Volume { ephemeral: Some(EphemeralVolumeSource::default()), ..named(volume) }
     }
 
     /// An inline CSI (ephemeral CSI) volume.
-    pub fn inline_csi(driver: &str) -> Volume {
+    pub(crate) fn inline_csi(driver: &str) -> Volume {
         Volume { csi: Some(CSIVolumeSource { driver: driver.to_string(), ..Default::default() }), ..named("inline") }
     }
 
-    pub fn with_volumes(mut pod: Pod, volumes: Vec<Volume>) -> Pod {
+    pub(crate) fn with_volumes(mut pod: Pod, volumes: Vec<Volume>) -> Pod {
         pod.spec.volumes.extend(volumes);
         pod
     }
@@ -307,7 +307,7 @@ pub(crate) mod test_objects {
     }
 
     /// A claim in `default`, bound to `volume` unless it is empty, of `class` unless it is empty.
-    pub fn pvc(name: &str, volume: &str, class: &str) -> PersistentVolumeClaim {
+    pub(crate) fn pvc(name: &str, volume: &str, class: &str) -> PersistentVolumeClaim {
         let opt = |s: &str| (!s.is_empty()).then(|| s.to_string());
         PersistentVolumeClaim {
             metadata: meta(Some("default"), name),
@@ -321,7 +321,7 @@ pub(crate) mod test_objects {
     }
 
     /// The claim of a generic ephemeral volume, controlled by the pod with this UID.
-    pub fn ephemeral_pvc(name: &str, volume: &str, class: &str, owner_uid: &str) -> PersistentVolumeClaim {
+    pub(crate) fn ephemeral_pvc(name: &str, volume: &str, class: &str, owner_uid: &str) -> PersistentVolumeClaim {
         let mut c = pvc(name, volume, class);
         c.metadata.owner_references = Some(vec![OwnerReference {
             api_version: "v1".to_string(),
@@ -334,26 +334,26 @@ pub(crate) mod test_objects {
         c
     }
 
-    pub fn pv(name: &str, spec: PersistentVolumeSpec) -> PersistentVolume {
+    pub(crate) fn pv(name: &str, spec: PersistentVolumeSpec) -> PersistentVolume {
         PersistentVolume { metadata: meta(None, name), spec: Some(spec), status: None }
     }
 
-    pub fn gce_pv(name: &str, pd: &str) -> PersistentVolume {
+    pub(crate) fn gce_pv(name: &str, pd: &str) -> PersistentVolume {
         let source = GCEPersistentDiskVolumeSource { pd_name: pd.to_string(), ..Default::default() };
         pv(name, PersistentVolumeSpec { gce_persistent_disk: Some(source), ..Default::default() })
     }
 
-    pub fn ebs_pv(name: &str, id: &str) -> PersistentVolume {
+    pub(crate) fn ebs_pv(name: &str, id: &str) -> PersistentVolume {
         let source = AWSElasticBlockStoreVolumeSource { volume_id: id.to_string(), ..Default::default() };
         pv(name, PersistentVolumeSpec { aws_elastic_block_store: Some(source), ..Default::default() })
     }
 
-    pub fn azure_pv(name: &str, disk: &str) -> PersistentVolume {
+    pub(crate) fn azure_pv(name: &str, disk: &str) -> PersistentVolume {
         let source = AzureDiskVolumeSource { disk_name: disk.to_string(), ..Default::default() };
         pv(name, PersistentVolumeSpec { azure_disk: Some(source), ..Default::default() })
     }
 
-    pub fn csi_pv(name: &str, driver: &str, handle: &str) -> PersistentVolume {
+    pub(crate) fn csi_pv(name: &str, driver: &str, handle: &str) -> PersistentVolume {
         let source = CSIPersistentVolumeSource {
             driver: driver.to_string(),
             volume_handle: handle.to_string(),
@@ -362,12 +362,12 @@ pub(crate) mod test_objects {
         pv(name, PersistentVolumeSpec { csi: Some(source), ..Default::default() })
     }
 
-    pub fn class(name: &str, provisioner: &str) -> StorageClass {
+    pub(crate) fn class(name: &str, provisioner: &str) -> StorageClass {
         StorageClass { metadata: meta(None, name), provisioner: provisioner.to_string(), ..Default::default() }
     }
 
     /// A CSINode for `node` with these drivers and their `allocatable.count` (None: not set).
-    pub fn csi_node(node: &str, drivers: &[(&str, Option<i32>)]) -> CSINode {
+    pub(crate) fn csi_node(node: &str, drivers: &[(&str, Option<i32>)]) -> CSINode {
         let drivers = drivers
             .iter()
             .map(|(name, count)| CSINodeDriver {
@@ -382,11 +382,11 @@ pub(crate) mod test_objects {
 
     /// A table row of the count predicates' tests: (name, node, the volumes of each pod on the
     /// node, the volumes of the incoming pod, want).
-    pub type CountCase = (&'static str, NodeBuilder, Vec<Vec<Volume>>, Vec<Volume>, Vec<Reason>);
+    pub(crate) type CountCase = (&'static str, NodeBuilder, Vec<Vec<Volume>>, Vec<Volume>, Vec<Reason>);
 
     /// Runs a predicate for pod `p` with `new` volumes on a node whose pods `old-<i>` have the
     /// `existing` volumes.
-    pub fn run(
+    pub(crate) fn run(
         predicate: &dyn AnyPredicate,
         objects: &VolumeObjects,
         node: NodeBuilder,

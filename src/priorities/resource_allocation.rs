@@ -96,23 +96,23 @@ pub(crate) mod test_support {
     use crate::testing::{NodeBuilder, PodBuilder};
 
     /// A node with this allocatable cpu and memory.
-    pub fn node(name: &str, cpu: &str, memory: &str) -> Node {
+    pub(crate) fn node(name: &str, cpu: &str, memory: &str) -> Node {
         alloc_node(name, &[("cpu", cpu), ("memory", memory)])
     }
 
     /// A node with these allocatable amounts.
-    pub fn alloc_node(name: &str, alloc: &[(&str, &str)]) -> Node {
+    pub(crate) fn alloc_node(name: &str, alloc: &[(&str, &str)]) -> Node {
         NodeBuilder::new(name).alloc(alloc).build()
     }
 
     /// A pod placed on `node` with one container asking for `requests`.
-    pub fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
+    pub(crate) fn on(node: &str, name: &str, requests: &[(&str, &str)]) -> Pod {
         PodBuilder::new(name).node(node).req(requests).build()
     }
 
     /// One case of a table: the pod, the nodes, the pods placed on them, the expected scores in
     /// node order.
-    pub struct ScoreCase {
+    pub(crate) struct ScoreCase {
         pub name: &'static str,
         pub pod: Pod,
         pub nodes: Vec<Node>,
@@ -121,7 +121,7 @@ pub(crate) mod test_support {
     }
 
     /// Each case's scores under `priority`, against its `want`.
-    pub fn check(priority: &Arc<dyn Priority>, cases: Vec<ScoreCase>) {
+    pub(crate) fn check(priority: &Arc<dyn Priority>, cases: Vec<ScoreCase>) {
         for c in cases {
             assert_eq!(scores(priority, c.pod, c.nodes, c.placed), c.want, "{}", c.name);
         }
@@ -129,7 +129,7 @@ pub(crate) mod test_support {
 
     /// Each node's score for `pod` (in `nodes` order), after `normalize`, with `placed` (pods with
     /// `spec.nodeName` set) on the nodes.
-    pub fn scores(priority: &Arc<dyn Priority>, pod: Pod, nodes: Vec<Node>, placed: Vec<Pod>) -> Vec<i64> {
+    pub(crate) fn scores(priority: &Arc<dyn Priority>, pod: Pod, nodes: Vec<Node>, placed: Vec<Pod>) -> Vec<i64> {
         let names: Vec<String> = nodes.iter().map(|n| n.metadata.name.clone()).collect();
         let snapshot = Snapshot::build(nodes, placed);
         let ctx = PodContext::new(pod);
@@ -145,26 +145,26 @@ pub(crate) mod test_support {
     /// TestBalancedResourceAllocation, 1.12-1.16 `algorithm/priorities`), rebuilt here: nodes with
     /// only cpu and memory allocatable, and the pod specs those tables share. Memory amounts are
     /// bytes, as upstream's.
-    pub mod upstream {
+    pub(crate) mod upstream {
         use crate::cluster::objects::{Node, Pod};
         use crate::testing::{NodeBuilder, PodBuilder};
 
         /// One case of an upstream table: its name, the pod, the nodes, the pods placed on them
         /// and the expected scores in node order.
-        pub type Case = (&'static str, Pod, Vec<Node>, Vec<Pod>, Vec<i64>);
+        pub(crate) type Case = (&'static str, Pod, Vec<Node>, Vec<Pod>, Vec<i64>);
 
         /// `makeNode(name, milliCPU, memory)`.
-        pub fn make_node(name: &str, milli_cpu: i64, memory: i64) -> Node {
+        pub(crate) fn make_node(name: &str, milli_cpu: i64, memory: i64) -> Node {
             NodeBuilder::new(name).alloc(&[("cpu", &format!("{milli_cpu}m")), ("memory", &memory.to_string())]).build()
         }
 
         /// `noResources`: a pod without containers (its non-zero requests are 0 too).
-        pub fn no_resources(name: &str, node: &str) -> Pod {
+        pub(crate) fn no_resources(name: &str, node: &str) -> Pod {
             PodBuilder::new(name).node(node).build()
         }
 
         /// `cpuOnly`: two containers asking 1000m and 2000m cpu and memory written as "0".
-        pub fn cpu_only(name: &str, node: &str) -> Pod {
+        pub(crate) fn cpu_only(name: &str, node: &str) -> Pod {
             PodBuilder::new(name)
                 .node(node)
                 .req(&[("cpu", "1000m"), ("memory", "0")])
@@ -173,7 +173,7 @@ pub(crate) mod test_support {
         }
 
         /// `cpuAndMemory`: 1000m + 2000m cpu, 2000 + 3000 bytes of memory.
-        pub fn cpu_and_memory(name: &str, node: &str) -> Pod {
+        pub(crate) fn cpu_and_memory(name: &str, node: &str) -> Pod {
             PodBuilder::new(name)
                 .node(node)
                 .req(&[("cpu", "1000m"), ("memory", "2000")])
@@ -182,7 +182,7 @@ pub(crate) mod test_support {
         }
 
         /// `bigCPUAndMemory`: 2000m + 3000m cpu, 4000 + 5000 bytes of memory.
-        pub fn big_cpu_and_memory(name: &str, node: &str) -> Pod {
+        pub(crate) fn big_cpu_and_memory(name: &str, node: &str) -> Pod {
             PodBuilder::new(name)
                 .node(node)
                 .req(&[("cpu", "2000m"), ("memory", "4000")])
