@@ -338,6 +338,11 @@ impl Cluster {
             "--controllers=persistentvolume-binder-controller".to_string(),
             "--leader-elect=false".to_string(),
             "--use-service-account-credentials=false".to_string(),
+            // The PV binder writes the volume, the claim and their statuses per binding: at the
+            // default 20 requests a second it, not the scheduler, sets the pace of the volumes
+            // workload (about 3 pods a second). Raised as kube-scheduler's is for the runs.
+            "--kube-api-qps=5000".to_string(),
+            "--kube-api-burst=5000".to_string(),
             "--bind-address=127.0.0.1".to_string(),
             format!("--secure-port={port}"),
             format!("--cert-dir={}", self.dir.join("kcm-certs").display()),
