@@ -96,16 +96,12 @@ async fn main() {
     for round in 1..=args.rounds {
         for &config in &args.configs {
             let spec = Run {
-                workload: args.workload,
-                nodes: args.nodes,
-                initial_pods: args.initial_pods,
-                measured_pods: args.measured_pods,
-                config,
                 extender_url: args.extender_url.clone(),
                 profile: args.profile.clone().map(|dir| (dir, args.profile_seconds)),
                 extender_args: args.extender_args.clone(),
                 scheduler_settings: args.settings.clone(),
                 complete_at: args.complete_at,
+                ..Run::new(args.workload, args.nodes, args.initial_pods, args.measured_pods, config)
             };
             let r = run(&spec, round).await;
             let avg = r.average();

@@ -14,18 +14,7 @@ async fn the_throughput_harness_binds_every_measured_pod_through_the_extender_an
     if kube_cluster::binaries("throughput smoke").is_none() {
         return;
     }
-    let spec = Run {
-        workload: Workload::Basic,
-        nodes: 200,
-        initial_pods: 100,
-        measured_pods: 500,
-        config: Config::Extender,
-        extender_url: None,
-        profile: None,
-        extender_args: Vec::new(),
-        scheduler_settings: Vec::new(),
-        complete_at: 1.0,
-    };
+    let spec = Run::new(Workload::Basic, 200, 100, 500, Config::Extender);
     let result = run(&spec, 1).await;
     assert_eq!(result.bound, 500, "every measured pod bound");
     assert_eq!(result.latencies_ms.len(), 500, "a latency for every measured pod");
@@ -68,18 +57,7 @@ async fn the_volumes_workload_binds_every_pod_and_its_claim() {
     if kube_cluster::binaries("throughput volumes smoke").is_none() {
         return;
     }
-    let spec = Run {
-        workload: Workload::Volumes,
-        nodes: 30,
-        initial_pods: 30,
-        measured_pods: 60,
-        config: Config::Extender,
-        extender_url: None,
-        profile: None,
-        extender_args: Vec::new(),
-        scheduler_settings: Vec::new(),
-        complete_at: 1.0,
-    };
+    let spec = Run::new(Workload::Volumes, 30, 30, 60, Config::Extender);
     let result = run(&spec, 1).await;
     assert_eq!(result.bound, 60, "every measured pod bound");
     assert_eq!(result.latencies_ms.len(), 60, "a latency for every measured pod");

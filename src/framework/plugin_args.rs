@@ -24,6 +24,14 @@ impl<'a> PredicateArgs<'a> {
     pub fn bare(name: &'a str) -> Self {
         PredicateArgs { name, argument: None, policy: PolicyArguments::default() }
     }
+
+    /// The argument of a plugin whose row declares `Required(key)`, decoded; errors name
+    /// `argument.<key>`.
+    pub fn required<T: serde::de::DeserializeOwned>(&self, key: &str, plugin: &str) -> Result<T, ArgumentError> {
+        let field = || format!("argument.{key}");
+        let value = self.argument.ok_or_else(|| ArgumentError::new(field(), format!("required by {plugin}")))?;
+        T::deserialize(value).map_err(|e| ArgumentError::new(field(), e))
+    }
 }
 
 /// The arguments of a Policy's predicate entries, by the registered name of the plugin each

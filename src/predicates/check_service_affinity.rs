@@ -152,9 +152,7 @@ struct Argument {
 
 /// Builds it from its Policy entry (the registry makes sure it has its argument).
 pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyPredicate>, ArgumentError> {
-    let value =
-        args.argument.ok_or_else(|| ArgumentError::new("argument.serviceAffinity", format!("required by {NAME}")))?;
-    let argument = Argument::deserialize(value).map_err(|e| ArgumentError::new("argument.serviceAffinity", e))?;
+    let argument: Argument = args.required("serviceAffinity", NAME)?;
     if argument.labels.is_empty() {
         return Err(ArgumentError::new("argument.serviceAffinity.labels", "must list at least one label"));
     }

@@ -33,8 +33,7 @@ struct Argument {
 
 /// Builds it from its Policy entry (the registry makes sure it has its argument).
 pub fn build(args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, ArgumentError> {
-    let value = args.argument.ok_or_else(|| ArgumentError::new(format!("argument.{KEY}"), "required"))?;
-    let argument = Argument::deserialize(value).map_err(|e| ArgumentError::new(format!("argument.{KEY}"), e))?;
+    let argument: Argument = args.required(KEY, NAME)?;
     if argument.prefix.is_empty() {
         return Err(ArgumentError::new(format!("argument.{KEY}.prefix"), "must not be empty"));
     }

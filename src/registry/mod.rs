@@ -178,9 +178,14 @@ pub const PRIORITIES: &[PriorityRow] = &[
     priority_row(equal::NAME, equal::build, Argument::None, None),
 ];
 
+/// The registered name of a predicate a Policy may spell otherwise ([`PREDICATE_ALIASES`]).
+pub fn predicate_name(name: &str) -> &str {
+    PREDICATE_ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, real)| real)
+}
+
 /// A predicate's row and static rank, by its Policy name (or an alias).
 pub fn predicate_row_named(name: &str) -> Option<(usize, &'static PredicateRow)> {
-    let name = PREDICATE_ALIASES.iter().find(|(alias, _)| *alias == name).map_or(name, |(_, real)| real);
+    let name = predicate_name(name);
     PREDICATES.iter().enumerate().find(|(_, row)| row.name == name)
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::framework::{AnyPredicate, ArgumentError, PolicyArguments, PredicateArgs, Priority, PriorityArgs};
-use crate::registry::{Argument, PredicateRow, PriorityRow, PREDICATES, PREDICATE_ALIASES, PRIORITIES};
+use crate::registry::{predicate_name, Argument, PredicateRow, PriorityRow, PREDICATES, PRIORITIES};
 
 /// A predicate or a priority, in messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,7 +162,7 @@ pub struct Ranked {
 pub fn build_predicates(entries: &[Entry<'_>]) -> Result<Vec<Ranked>, (usize, EntryError)> {
     let mut resolved = Vec::with_capacity(entries.len());
     for (i, entry) in entries.iter().enumerate() {
-        let name = PREDICATE_ALIASES.iter().find(|(alias, _)| *alias == entry.name).map_or(entry.name, |(_, r)| *r);
+        let name = predicate_name(entry.name);
         let (rank, value) = resolve(PluginKind::Predicate, PREDICATES, name, entry.argument).map_err(|e| (i, e))?;
         resolved.push((rank, value));
     }

@@ -60,6 +60,23 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run of `config` on this project's extender as shipped: no profile, no extra settings,
+    /// ended when every measured pod is bound.
+    pub fn new(workload: Workload, nodes: usize, initial_pods: usize, measured_pods: usize, config: Config) -> Run {
+        Run {
+            workload,
+            nodes,
+            initial_pods,
+            measured_pods,
+            config,
+            extender_url: None,
+            profile: None,
+            extender_args: Vec::new(),
+            scheduler_settings: Vec::new(),
+            complete_at: 1.0,
+        }
+    }
+
     /// How many measured pods bound end the run.
     pub fn target(&self) -> usize {
         ((self.measured_pods as f64 * self.complete_at.clamp(0.0, 1.0)).ceil() as usize)
