@@ -13,6 +13,7 @@ pub mod node_images;
 pub mod node_info;
 pub mod objects;
 pub mod pod_ident;
+pub mod pod_terms;
 pub mod resource_list;
 pub mod resources;
 pub mod shared_list;

@@ -8,6 +8,7 @@ use crate::cluster::intern::IStr;
 use crate::cluster::node_images::{ImageName, NodeImages};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::{next_seq, PodIdent};
+use crate::cluster::pod_terms::PodTerms;
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
 
 /// A pod as the cluster model keeps it: the object and what it takes from its node.
@@ -22,6 +23,9 @@ pub struct PodInfo {
     pub seq: u64,
     /// Hashes of what [`Pod::is_same_pod`] compares.
     pub ident: PodIdent,
+    /// Its inter-pod affinity terms, compiled for the pods scheduled beside it; `None` when it has
+    /// none.
+    pub terms: Option<Box<PodTerms>>,
 }
 
 impl PodInfo {
@@ -31,7 +35,8 @@ impl PodInfo {
         let non_zero = pod_non_zero_requests(&pod);
         let host_ports = pod_host_ports(&pod);
         let ident = PodIdent::of(&pod);
-        PodInfo { pod, requests, non_zero, host_ports, seq: next_seq(), ident }
+        let terms = PodTerms::of(&pod);
+        PodInfo { pod, requests, non_zero, host_ports, seq: next_seq(), ident, terms }
     }
 }
 

@@ -382,7 +382,7 @@ impl Snapshot {
     /// The assigned pods whose required anti-affinity terms could select a pod with these labels:
     /// those filed under one of the labels, and those whose terms cannot be filed. Each pod once.
     pub fn anti_affinity_candidates(&self, labels: &Labels) -> Vec<&Arc<PodInfo>> {
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = crate::hashing::HashSet::default();
         labels
             .iter()
             .flat_map(|(k, v)| self.anti_affinity_by_label.get(k, v))

@@ -78,28 +78,6 @@ impl Term {
     }
 }
 
-/// Whether `owner`'s (a placed or nominated pod's) term selects the incoming pod, with its
-/// `namespaceSelector` matched against the incoming pod's Namespace labels. The namespace names are
-/// tested first, so the selectors of most other pods' terms are never compiled.
-pub(crate) fn other_term_selects(
-    owner: &Pod,
-    term: &PodAffinityTerm,
-    incoming: &Pod,
-    incoming_ns_labels: &BTreeMap<String, String>,
-) -> bool {
-    let namespace = &incoming.metadata.namespace;
-    let listed = term.namespaces.as_deref().unwrap_or_default();
-    let in_namespaces = if listed.is_empty() && term.namespace_selector.is_none() {
-        owner.metadata.namespace == *namespace
-    } else {
-        listed.iter().any(|n| n == namespace)
-    };
-    let namespace_matches = in_namespaces
-        || term.namespace_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(incoming_ns_labels));
-    namespace_matches
-        && term.label_selector.as_ref().is_some_and(|s| LabelSelector::compile(s).matches(&incoming.metadata.labels))
-}
-
 /// Calls `visit` with every placed pod that `term` could select, and the labels of its node: the
 /// pods filed under one of the `key=value` pairs its selector requires, or every placed pod when it
 /// requires none. Pods on nodes the view does not know are skipped, as they are in no domain, and

@@ -168,13 +168,21 @@ fn is_bound_to_claim(r: &ObjectReference, pvc: &PersistentVolumeClaim) -> bool {
         && r.uid.as_deref().is_none_or(|uid| uid.is_empty() || Some(uid) == pvc.metadata.uid.as_deref())
 }
 
-/// Upstream's `CheckNodeAffinity`: a PV without `nodeAffinity.required` fits every node. Upstream
-/// matches the terms against a node that has only the labels (no name), so a `matchFields` term on
-/// `metadata.name` sees an empty name; this does the same.
-fn volume_affinity_matches(pv: &PersistentVolume, node_labels: &BTreeMap<String, String>) -> bool {
-    match volume_spec(pv).node_affinity.as_ref().and_then(|a| a.required.as_ref()) {
-        None => true,
-        Some(required) => NodeSelectorTerms::compile(&required.node_selector_terms).matches("", node_labels),
+/// A PV's `nodeAffinity.required`, compiled once per request for the nodes that test it.
+#[derive(Debug)]
+struct VolumeAffinity(Option<NodeSelectorTerms>);
+
+impl VolumeAffinity {
+    fn of(pv: &PersistentVolume) -> Self {
+        let required = volume_spec(pv).node_affinity.as_ref().and_then(|a| a.required.as_ref());
+        VolumeAffinity(required.map(|r| NodeSelectorTerms::compile(&r.node_selector_terms)))
+    }
+
+    /// Upstream's `CheckNodeAffinity`: a PV without `nodeAffinity.required` fits every node.
+    /// Upstream matches the terms against a node that has only the labels (no name), so a
+    /// `matchFields` term on `metadata.name` sees an empty name; this does the same.
+    fn matches(&self, node_labels: &BTreeMap<String, String>) -> bool {
+        self.0.as_ref().is_none_or(|terms| terms.matches("", node_labels))
     }
 }
 
@@ -193,12 +201,64 @@ fn topology_matches(terms: &[TopologySelectorTerm], node_labels: &BTreeMap<Strin
 }
 
 /// The pod's claims, sorted as upstream's `GetPodVolumeClaims` sorts them (immediate claims have
-/// already failed the pod), with the volume objects the per-node check looks PVs up in.
+/// already failed the pod), with everything about them that does not depend on the node resolved
+/// once for the request.
 #[derive(Debug)]
 pub struct PodClaims {
+    /// Each bound claim's PV's node affinity; `None` when the PV does not exist.
+    bound: Vec<Option<VolumeAffinity>>,
+    /// The unbound `WaitForFirstConsumer` claims, in the pod's order.
+    delayed: Vec<UnboundClaim>,
+    /// Indexes into `delayed`, smallest request first (ties in the pod's order): the order claims
+    /// are matched to PVs in, so the small claims take the small PVs.
+    by_request: Vec<usize>,
     volumes: VolumeObjects,
-    bound: Vec<Arc<PersistentVolumeClaim>>,
-    delayed: Vec<Arc<PersistentVolumeClaim>>,
+}
+
+/// An unbound `WaitForFirstConsumer` claim and the PVs it could bind to.
+#[derive(Debug)]
+struct UnboundClaim {
+    pvc: Arc<PersistentVolumeClaim>,
+    /// The PVs that pass every check of upstream's `FindMatchingVolume` but the node's; an
+    /// invalid claim selector is an error, reported on the nodes that look for a PV.
+    volumes: Result<ClaimVolumes, Reason>,
+}
+
+/// A PV a claim could take on some node.
+#[derive(Debug)]
+struct VolumeCandidate {
+    pv: Arc<PersistentVolume>,
+    affinity: VolumeAffinity,
+}
+
+impl VolumeCandidate {
+    fn name(&self) -> &str {
+        self.pv.metadata.name.as_deref().unwrap_or_default()
+    }
+}
+
+/// The PVs one claim could bind to, whichever the node.
+#[derive(Debug, Default)]
+struct ClaimVolumes {
+    /// PVs pre-bound to the claim (`claimRef`), in the model's order: the first one no other
+    /// claim of the pod took decides alone.
+    prebound: Vec<VolumeCandidate>,
+    /// `Available` PVs, smallest first (ties in the model's order): the first that matches the
+    /// node is the smallest that does.
+    available: Vec<VolumeCandidate>,
+}
+
+impl ClaimVolumes {
+    /// Upstream's `FindMatchingVolume` on one node, the PVs `excluded` (taken by the pod's other
+    /// claims on this node) left out: the pre-bound PV if there is one (its node affinity must
+    /// match), else the smallest available PV whose node affinity matches.
+    fn on_node(&self, node_labels: &BTreeMap<String, String>, excluded: &[&str]) -> Option<&VolumeCandidate> {
+        let free = |c: &&VolumeCandidate| !excluded.contains(&c.name());
+        if let Some(prebound) = self.prebound.iter().find(free) {
+            return prebound.affinity.matches(node_labels).then_some(prebound);
+        }
+        self.available.iter().filter(free).find(|c| c.affinity.matches(node_labels))
+    }
 }
 
 /// What the predicate prepares once per request: the pod's claims resolved (upstream's
@@ -277,40 +337,33 @@ fn pod_claims(pod: &Pod, volumes: &VolumeObjects) -> Result<PodClaims, Reason> {
     if immediate {
         return Err(ERR_UNBOUND_IMMEDIATE_CLAIMS);
     }
-    Ok(PodClaims { volumes: volumes.clone(), bound, delayed })
+    let bound = bound.iter().map(|pvc| volumes.pv(volume_name_of(pvc)).map(|pv| VolumeAffinity::of(pv))).collect();
+    let mut by_request: Vec<usize> = (0..delayed.len()).collect();
+    by_request.sort_by_key(|&i| storage_request(&delayed[i]));
+    let delayed = delayed.into_iter().map(|pvc| UnboundClaim { volumes: claim_volumes(volumes, &pvc), pvc }).collect();
+    Ok(PodClaims { bound, delayed, by_request, volumes: volumes.clone() })
 }
 
 /// Upstream's `checkBoundClaims`: (every PV's affinity matches, every PV exists), stopping at the
 /// first claim that fails either.
-fn check_bound_claims(
-    volumes: &VolumeObjects,
-    claims: &[Arc<PersistentVolumeClaim>],
-    node_labels: &BTreeMap<String, String>,
-) -> (bool, bool) {
-    for pvc in claims {
-        let Some(pv) = volumes.pv(volume_name_of(pvc)) else {
+fn check_bound_claims(claims: &[Option<VolumeAffinity>], node_labels: &BTreeMap<String, String>) -> (bool, bool) {
+    for pv in claims {
+        let Some(affinity) = pv else {
             return (true, false);
         };
-        if !volume_affinity_matches(pv, node_labels) {
+        if !affinity.matches(node_labels) {
             return (false, true);
         }
     }
     (true, true)
 }
 
-/// Upstream's `FindMatchingVolume` on the scheduler path: among the PVs of the claim's class not
-/// in `excluded`, a PV pre-bound to the claim (`claimRef`) decides alone (its node affinity must
-/// match); otherwise the smallest PV that is `Available`, unclaimed, at least as large as the
-/// request, of the same volume mode and VolumeAttributesClass, not being deleted, matched by the
-/// claim's selector, offering every access mode the claim asks for, and whose node affinity
-/// matches the node. An invalid claim selector is an error, as upstream.
-fn find_matching_volume<'a>(
-    volumes: &'a VolumeObjects,
-    pvc: &PersistentVolumeClaim,
-    request: Quantity,
-    node_labels: &BTreeMap<String, String>,
-    excluded: &[&str],
-) -> Result<Option<&'a PersistentVolume>, Reason> {
+/// Upstream's `FindMatchingVolume` on the scheduler path, all but the node: among the PVs of the
+/// claim's class, those pre-bound to the claim (`claimRef`), and the PVs that are `Available`,
+/// unclaimed, at least as large as the request, of the same volume mode and
+/// VolumeAttributesClass, not being deleted, matched by the claim's selector and offering every
+/// access mode the claim asks for. An invalid claim selector is an error, as upstream.
+fn claim_volumes(volumes: &VolumeObjects, pvc: &PersistentVolumeClaim) -> Result<ClaimVolumes, Reason> {
     let spec = claim_spec(pvc);
     // A selector `LabelSelectorAsSelector` cannot convert (see `LabelSelector::compile`) is an error.
     let selector = match spec.selector.as_ref().map(LabelSelector::compile) {
@@ -323,19 +376,17 @@ fn find_matching_volume<'a>(
         }
         compiled => compiled,
     };
+    let request = storage_request(pvc);
     let class = claim_class(pvc);
     let mode = spec.volume_mode.as_deref().unwrap_or(FILESYSTEM);
     let attributes_class = spec.volume_attributes_class_name.as_deref().unwrap_or_default();
     let access_modes = spec.access_modes.as_deref().unwrap_or_default();
 
-    let mut smallest: Option<(&PersistentVolume, Quantity)> = None;
+    let mut found = ClaimVolumes::default();
+    let mut available = Vec::new();
     for pv in volumes.pvs() {
-        let pv: &PersistentVolume = pv;
         // The PVs upstream lists for the claim are those of its class.
         if volume_class(pv) != class {
-            continue;
-        }
-        if excluded.contains(&pv.metadata.name.as_deref().unwrap_or_default()) {
             continue;
         }
         let pv_spec = volume_spec(pv);
@@ -350,9 +401,10 @@ fn find_matching_volume<'a>(
         {
             continue;
         }
+        let candidate = || VolumeCandidate { pv: Arc::clone(pv), affinity: VolumeAffinity::of(pv) };
         if pv_spec.claim_ref.is_some() {
-            // Pre-bound to this claim: this PV or nothing.
-            return Ok(volume_affinity_matches(pv, node_labels).then_some(pv));
+            found.prebound.push(candidate());
+            continue;
         }
         if pv.status.as_ref().and_then(|s| s.phase.as_deref()) != Some("Available") {
             continue;
@@ -364,13 +416,13 @@ fn find_matching_volume<'a>(
         if !access_modes.iter().all(|m| offered.contains(m)) {
             continue;
         }
-        // Only a strictly smaller PV replaces the one found; test the affinity last, it costs most.
-        if smallest.is_some_and(|(_, q)| q <= capacity) || !volume_affinity_matches(pv, node_labels) {
-            continue;
-        }
-        smallest = Some((pv, capacity));
+        available.push((capacity, candidate()));
     }
-    Ok(smallest.map(|(pv, _)| pv))
+    // Stable: of PVs of one size, the first in the model's order is taken, as when they are
+    // walked in that order keeping only a strictly smaller one.
+    available.sort_by_key(|(capacity, _)| *capacity);
+    found.available = available.into_iter().map(|(_, c)| c).collect();
+    Ok(found)
 }
 
 /// Upstream's `checkVolumeProvisions` without the storage capacity check: every claim's class
@@ -400,42 +452,36 @@ fn check_provisions(
 
 /// The unbound `WaitForFirstConsumer` claims on one node (upstream's FindPodVolumes after
 /// checkBoundClaims): whether each gets a PV or can be provisioned.
-fn check_unbound_claims(
-    volumes: &VolumeObjects,
-    claims: &[Arc<PersistentVolumeClaim>],
-    node: &NodeInfo,
-) -> Result<bool, Reason> {
-    if claims.is_empty() {
+fn check_unbound_claims(claims: &PodClaims, node: &NodeInfo) -> Result<bool, Reason> {
+    if claims.delayed.is_empty() {
         return Ok(true);
     }
     let node_labels = &node.node().metadata.labels;
-    let mut to_match = Vec::new();
     let mut to_provision = Vec::new();
-    for pvc in claims {
-        let pvc: &PersistentVolumeClaim = pvc;
-        match annotation(pvc, ANN_SELECTED_NODE) {
+    for claim in &claims.delayed {
+        match annotation(&claim.pvc, ANN_SELECTED_NODE) {
             Some(selected) if selected != node.name() => return Ok(false),
-            Some(_) => to_provision.push(pvc),
-            None => to_match.push((storage_request(pvc), pvc)),
+            Some(_) => to_provision.push(&*claim.pvc),
+            None => {}
         }
     }
 
     let mut satisfied = true;
-    // Smallest request first, so the small claims take the small PVs.
-    to_match.sort_by_key(|&(request, _)| request);
     let mut chosen: Vec<&str> = Vec::new();
-    for &(request, pvc) in &to_match {
-        match find_matching_volume(volumes, pvc, request, node_labels, &chosen)? {
-            Some(pv) => chosen.push(pv.metadata.name.as_deref().unwrap_or_default()),
+    let to_match = claims.by_request.iter().map(|&i| &claims.delayed[i]);
+    for claim in to_match.filter(|c| annotation(&c.pvc, ANN_SELECTED_NODE).is_none()) {
+        let volumes = claim.volumes.as_ref().map_err(Reason::clone)?;
+        match volumes.on_node(node_labels, &chosen) {
+            Some(pv) => chosen.push(pv.name()),
             None => {
-                to_provision.push(pvc);
+                to_provision.push(&*claim.pvc);
                 satisfied = false;
             }
         }
     }
     if !to_provision.is_empty() {
         // As upstream: the claims left over are satisfied when all of them can be provisioned.
-        satisfied = check_provisions(volumes, &to_provision, node_labels)?;
+        satisfied = check_provisions(&claims.volumes, &to_provision, node_labels)?;
     }
     Ok(satisfied)
 }
@@ -472,9 +518,8 @@ impl Predicate for CheckVolumeBinding {
             }
             State::Claims(claims) => claims,
         };
-        let (bound_satisfied, bound_pvs_found) =
-            check_bound_claims(&claims.volumes, &claims.bound, &node.node().metadata.labels);
-        let unbound_satisfied = match check_unbound_claims(&claims.volumes, &claims.delayed, node) {
+        let (bound_satisfied, bound_pvs_found) = check_bound_claims(&claims.bound, &node.node().metadata.labels);
+        let unbound_satisfied = match check_unbound_claims(claims, node) {
             Ok(satisfied) => satisfied,
             Err(reason) => {
                 // An error replaces the node's reasons, as upstream.

@@ -47,7 +47,7 @@ use crate::framework::PodContext;
 use crate::framework::{ArgumentError, PredicateArgs};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
-use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
+use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, Term};
 
 /// The registry name.
 pub const NAME: &str = "MatchInterPodAffinity";
@@ -75,23 +75,36 @@ enum Change {
 }
 
 /// How many matching pods run in each topology domain: topology key → value → count. Looked up by
-/// `(&str, &str)` without allocating.
+/// `(&str, &str)` without allocating. The keys are few (one per distinct `topologyKey` of the
+/// terms involved), so they are a list: finding one compares a short string instead of hashing it
+/// for every pod counted.
 #[derive(Debug, Clone, Default)]
-struct TopologyCounts(HashMap<String, HashMap<String, usize>>);
+struct TopologyCounts(Vec<(String, HashMap<String, usize>)>);
 
 impl TopologyCounts {
+    fn values(&self, key: &str) -> Option<&HashMap<String, usize>> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, values)| values)
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        self.0.iter().position(|(k, _)| k == key)
+    }
+
     /// Counts one pod in the domain of `key` of a node with these labels, if the node has the key.
     fn add_on(&mut self, key: &str, node_labels: &BTreeMap<String, String>) {
         let Some(value) = node_labels.get(key) else { return };
-        match self.0.get_mut(key) {
-            Some(values) => match values.get_mut(value) {
-                Some(count) => *count += 1,
-                None => {
-                    values.insert(value.clone(), 1);
-                }
-            },
+        let values = match self.position(key) {
+            Some(i) => &mut self.0[i].1,
             None => {
-                self.0.insert(key.to_string(), HashMap::from_iter([(value.clone(), 1)]));
+                self.0.push((key.to_string(), HashMap::default()));
+                let last = self.0.len() - 1;
+                &mut self.0[last].1
+            }
+        };
+        match values.get_mut(value) {
+            Some(count) => *count += 1,
+            None => {
+                values.insert(value.clone(), 1);
             }
         }
     }
@@ -101,7 +114,8 @@ impl TopologyCounts {
     /// topology pairs: "no pod matches anywhere" must read the same as if it was never counted.
     fn remove_on(&mut self, key: &str, node_labels: &BTreeMap<String, String>) {
         let Some(value) = node_labels.get(key) else { return };
-        let Some(values) = self.0.get_mut(key) else { return };
+        let Some(i) = self.position(key) else { return };
+        let values = &mut self.0[i].1;
         if let Some(count) = values.get_mut(value) {
             *count = count.saturating_sub(1);
             if *count == 0 {
@@ -109,7 +123,7 @@ impl TopologyCounts {
             }
         }
         if values.is_empty() {
-            self.0.remove(key);
+            self.0.swap_remove(i);
         }
     }
 
@@ -125,12 +139,12 @@ impl TopologyCounts {
     fn in_domain(&self, key: &str, node_labels: &BTreeMap<String, String>) -> bool {
         node_labels
             .get(key)
-            .is_some_and(|value| self.0.get(key).and_then(|values| values.get(value)).is_some_and(|c| *c > 0))
+            .is_some_and(|value| self.values(key).and_then(|values| values.get(value)).is_some_and(|c| *c > 0))
     }
 
     /// Whether a counted pod runs in any of the node's domains.
     fn in_any_domain(&self, node_labels: &BTreeMap<String, String>) -> bool {
-        self.0.keys().any(|key| self.in_domain(key, node_labels))
+        self.0.iter().any(|(key, _)| self.in_domain(key, node_labels))
     }
 
     fn is_empty(&self) -> bool {
@@ -188,7 +202,7 @@ impl State {
         // snapshot files them by the labels their selectors require).
         for existing in view.snapshot.anti_affinity_candidates(&pod.metadata.labels) {
             if let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) {
-                state.count_anti_affinity_of(Change::Add, &existing.pod, pod, node_labels);
+                state.count_anti_affinity_of(Change::Add, existing, pod, node_labels);
             }
         }
 
@@ -226,24 +240,24 @@ impl State {
             .iter()
             .chain(self.anti_affinity_terms.iter())
             .map(|t| t.topology_key.as_str())
-            .chain(self.existing_anti_affinity_counts.0.keys().map(String::as_str));
+            .chain(self.existing_anti_affinity_counts.0.iter().map(|(key, _)| key.as_str()));
         let key = keys.next()?;
         if !keys.all(|k| k == key) {
             return None;
         }
         let values = [&self.affinity_counts, &self.anti_affinity_counts, &self.existing_anti_affinity_counts]
             .into_iter()
-            .filter_map(|counts| counts.0.get(key))
+            .filter_map(|counts| counts.values(key))
             .flat_map(|values| values.keys().map(String::as_str));
         DomainVerdicts::build(key, values, |labels| self.verdict(labels))
     }
 
-    fn change(&mut self, change: Change, incoming: &Pod, other: &Pod, node: &NodeInfo) {
+    fn change(&mut self, change: Change, incoming: &Pod, other: &PodInfo, node: &NodeInfo) {
         // The table was computed from the counts as they were.
         self.domain_verdicts = None;
         let node_labels = &node.node().metadata.labels;
         self.count_anti_affinity_of(change, other, incoming, node_labels);
-        self.count_against_own_terms(change, other, node_labels);
+        self.count_against_own_terms(change, &other.pod, node_labels);
     }
 
     /// Counts (or uncounts) `other`'s required anti-affinity terms that select the incoming pod, in
@@ -251,12 +265,13 @@ impl State {
     fn count_anti_affinity_of(
         &mut self,
         change: Change,
-        other: &Pod,
+        other: &PodInfo,
         incoming: &Pod,
         node_labels: &BTreeMap<String, String>,
     ) {
-        for term in other.required_anti_affinity_terms() {
-            if other_term_selects(other, term, incoming, &self.namespace_labels) {
+        let terms = other.terms.as_deref().map(|t| t.required_anti_affinity.as_slice()).unwrap_or_default();
+        for term in terms {
+            if term.selects(incoming, &self.namespace_labels) {
                 self.existing_anti_affinity_counts.change_on(change, &term.topology_key, node_labels);
             }
         }
@@ -317,13 +332,13 @@ impl State {
 impl PredicateState for State {
     /// As if `added` ran on `node` (the nominated-pod pass).
     fn add_pod(&mut self, pod: &PodContext, added: &PodInfo, node: &NodeInfo) {
-        self.change(Change::Add, &pod.pod, &added.pod, node);
+        self.change(Change::Add, &pod.pod, added, node);
     }
 
     /// As if `removed` no longer ran on `node` (a preemption victim): upstream's `RemovePod` of
     /// the predicate metadata.
     fn remove_pod(&mut self, pod: &PodContext, removed: &PodInfo, node: &NodeInfo) {
-        self.change(Change::Remove, &pod.pod, &removed.pod, node);
+        self.change(Change::Remove, &pod.pod, removed, node);
     }
 }
 

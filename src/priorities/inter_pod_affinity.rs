@@ -32,7 +32,7 @@ use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
-use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, other_term_selects, Term};
+use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, Term};
 
 #[derive(Debug, Clone)]
 pub struct InterPodAffinityPriority {
@@ -105,24 +105,15 @@ impl Priority for InterPodAffinityPriority {
         // any scoring term, so the others are never visited.
         let ns_labels = namespace_labels(view, &pod.metadata.namespace);
         for existing in view.snapshot.pods_with_scoring_affinity() {
-            let owner = &existing.pod;
-            let Some(node_labels) = view.node_labels(&owner.spec.node_name) else { continue };
+            let Some(terms) = existing.terms.as_deref() else { continue };
+            let Some(node_labels) = view.node_labels(&existing.pod.spec.node_name) else { continue };
             if self.hard_weight > 0 {
-                for term in owner.required_affinity_terms() {
-                    if other_term_selects(owner, term, pod, ns_labels) {
-                        scores.add_on(&term.topology_key, node_labels, self.hard_weight);
-                    }
+                for term in terms.required_affinity.iter().filter(|t| t.selects(pod, ns_labels)) {
+                    scores.add_on(&term.topology_key, node_labels, self.hard_weight);
                 }
             }
-            let weighted = owner
-                .preferred_affinity_terms()
-                .iter()
-                .map(|t| (t, i64::from(t.weight)))
-                .chain(owner.preferred_anti_affinity_terms().iter().map(|t| (t, -i64::from(t.weight))));
-            for (t, weight) in weighted {
-                if other_term_selects(owner, &t.pod_affinity_term, pod, ns_labels) {
-                    scores.add_on(&t.pod_affinity_term.topology_key, node_labels, weight);
-                }
+            for (term, weight) in terms.preferred.iter().filter(|(t, _)| t.selects(pod, ns_labels)) {
+                scores.add_on(&term.topology_key, node_labels, *weight);
             }
         }
         Box::new(InterPodAffinityScorer { scores })
