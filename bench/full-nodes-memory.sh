@@ -6,7 +6,7 @@
 #
 #   bench/full-nodes-memory.sh [--nodes N] [--port P]
 #
-# BIN=path runs that binary (default target/release/predicate-extender, built if missing). The
+# BIN=path runs that binary (else target/release/predicate-extender, built first as load.sh does). The
 # files are gen-cluster's, in target/load/N-nodes/ (the ones bench/load.sh writes, reused).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +22,10 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 ADMIN_PORT=$((PORT + 1))
-BIN=${BIN:-target/release/predicate-extender}
-[[ -x $BIN ]] || cargo build --release --locked --bin predicate-extender
+if [[ -z ${BIN:-} ]]; then # BIN=path uses that binary as it is
+  cargo build --release --locked --bin predicate-extender
+  BIN=target/release/predicate-extender
+fi
 
 DIR=target/load/$NODES-nodes
 mkdir -p "$DIR"
