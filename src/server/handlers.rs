@@ -9,7 +9,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
@@ -20,6 +20,7 @@ use serde_json::value::RawValue;
 
 use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
+use crate::server::answer_bytes::{AnswerBytes, Pieces};
 use crate::server::body::{read_body, BodyError};
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
@@ -69,7 +70,7 @@ struct ResolvedRequest<'a> {
 /// resolving run in parallel on it).
 fn resolve_request<'a>(request: &Incoming<'a>, verb: Verb) -> Result<ResolvedRequest<'a>, VerbError> {
     let Incoming { state, bytes, subject, cancel } = *request;
-    let args = ExtenderArgs::decode(bytes).map_err(|e| malformed(verb, e))?;
+    let args = ExtenderArgs::decode(&bytes[..]).map_err(|e| malformed(verb, e))?;
     let pod_key = args.pod.key();
     subject.set(pod_key.clone(), args.nodes.len());
     if let Some(message) = state.not_synced() {
@@ -182,7 +183,7 @@ pub(crate) async fn run_on_pool<R: Send + 'static>(
 /// A JSON verb's answer: status, body, and whether it carries an error.
 pub(crate) struct Answer {
     status: StatusCode,
-    body: Vec<u8>,
+    body: AnswerBytes,
     error: bool,
     /// For the log line of a /filter: how many nodes fit.
     feasible: Option<usize>,
@@ -204,18 +205,32 @@ impl Answer {
 
     fn json(status: StatusCode, value: &impl serde::Serialize, error: bool) -> Answer {
         match serde_json::to_vec(value) {
-            Ok(body) => Answer { status, body, error, feasible: None },
-            Err(e) => Answer {
-                status: StatusCode::INTERNAL_SERVER_ERROR,
-                body: format!("{{\"Error\":{:?}}}", format!("encoding the answer: {e}")).into_bytes(),
-                error: true,
-                feasible: None,
-            },
+            Ok(body) => Answer { status, body: body.into(), error, feasible: None },
+            Err(e) => Answer::unencodable(&e),
+        }
+    }
+
+    /// [`Answer::json`] for an answer that echoes parts of the request body (`source`): those are
+    /// shared with it, not copied (see [`crate::server::answer_bytes`]).
+    fn json_sharing(status: StatusCode, value: &impl serde::Serialize, source: &Bytes) -> Answer {
+        let mut pieces = Pieces::sharing(source.clone());
+        match serde_json::to_writer(&mut pieces, value) {
+            Ok(()) => Answer { status, body: pieces.finish(), error: false, feasible: None },
+            Err(e) => Answer::unencodable(&e),
+        }
+    }
+
+    fn unencodable(e: &serde_json::Error) -> Answer {
+        Answer {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            body: format!("{{\"Error\":{:?}}}", format!("encoding the answer: {e}")).into_bytes().into(),
+            error: true,
+            feasible: None,
         }
     }
 
     pub(crate) fn into_response(self) -> Response {
-        let response = (self.status, [(CONTENT_TYPE, "application/json")], self.body).into_response();
+        let response = (self.status, [(CONTENT_TYPE, "application/json")], self.body.into_body()).into_response();
         if self.error {
             with_error_mark(response)
         } else {
@@ -244,7 +259,7 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Canc
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
-    Ok(Answer { feasible: Some(feasible), ..Answer::json(StatusCode::OK, &result, false) })
+    Ok(Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.bytes) })
 }
 
 /// A verb's work on the pool: from the request body to its answer.
@@ -266,16 +281,17 @@ pub fn prioritize_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAns
 }
 
 fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -> BodyAnswer {
-    let (subject, cancel) = (Subject::default(), CancelFlag::new());
-    let answer = work(&Incoming { state, bytes, subject: &subject, cancel: &cancel }, ev)?;
-    Ok((answer.status, answer.body))
+    let (subject, cancel, bytes) = (Subject::default(), CancelFlag::new(), Bytes::copy_from_slice(bytes));
+    let answer = work(&Incoming { state, bytes: &bytes, subject: &subject, cancel: &cancel }, ev)?;
+    Ok((answer.status, answer.body.into_vec()))
 }
 
 /// A /filter or /prioritize request as its work on the pool gets it.
 #[derive(Clone, Copy)]
 struct Incoming<'a> {
     state: &'a AppState,
-    bytes: &'a [u8],
+    /// The request body; a /filter answer shares the `Nodes` items it echoes with it.
+    bytes: &'a Bytes,
     /// Filled in once the body is decoded.
     subject: &'a Subject,
     cancel: &'a CancelFlag,
@@ -285,7 +301,7 @@ struct Incoming<'a> {
 async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: Verb, work: VerbWork) -> Response {
     let started = Instant::now();
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
-        Ok(b) => b,
+        Ok(b) => Bytes::from(b),
         Err(e) => return Answer::error(verb, &body_refused(verb, e)).into_response(),
     };
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());

@@ -1,6 +1,7 @@
 //! The HTTP side: the verbs on one listener (loopback by default), health and readiness on another.
 
 pub mod admin;
+mod answer_bytes;
 pub mod body;
 pub mod connections;
 pub mod explain_handler;
