@@ -657,7 +657,9 @@ pub fn generate(domain: &Domain, seed: u64) -> Case {
         objects.push(g.other_pod(&format!("nominee{k}"), None, Some(&node)));
         k += 1;
     }
-    let pod = g.pending_pod();
+    let mut pod = g.pending_pod();
+    super::oracle_volumes::add_storage(seed, &nodes, &mut objects, &mut pod);
+    super::oracle_label_keys::add_match_label_keys(seed, &mut objects, &mut pod);
     let affinity = &pod["spec"]["affinity"];
     if affinity.get("podAffinity").is_none() && affinity.get("podAntiAffinity").is_none() {
         // Today's InterPodAffinity skips its Filter for the whole cycle (nominated pass included)
