@@ -174,8 +174,7 @@ pub(super) fn add_storage(seed: u64, nodes: &[String], objects: &mut Vec<Value>,
         }
     }
     // Existing pods with bound claims of their own, or sharing one of the pod's bound ones.
-    for i in 0..objects.len() {
-        let o = &objects[i];
+    for o in objects.iter_mut() {
         if o["kind"] != "Pod" || o["spec"].get("nodeName").is_none() || !s.rng.percent(30) {
             continue;
         }
@@ -185,7 +184,7 @@ pub(super) fn add_storage(seed: u64, nodes: &[String], objects: &mut Vec<Value>,
         } else {
             s.claim(&ns, true).0
         };
-        push_volume(&mut objects[i], v);
+        push_volume(o, v);
     }
     for node in nodes {
         if s.rng.percent(50) {
