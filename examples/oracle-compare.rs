@@ -2,7 +2,8 @@
 //! (issue 25; docs/semantics.md lists the deliberate differences, kept out of the generated domain).
 //!
 //! `cargo run --release --example oracle-compare -- --cases 100000 --seed 1 [--oracle PATH]
-//!  [--reasons] [--show N] [--batch 256]`
+//!  [--reasons] [--show N] [--batch 256]`; `--print S` prints the case of seed S as the oracle's
+//! input line, `--replay FILE` both sides' verdicts on such a line.
 //!
 //! Cases are seeds `seed .. seed+cases`; any one replays alone with `--cases 1 --seed S`. The oracle
 //! is `e2e/build.sh`'s (built if missing). A failing case is shrunk and printed as the oracle's
@@ -14,7 +15,9 @@ use std::process::Command;
 use std::time::Instant;
 
 use predicate_extender::engine::Evaluator;
-use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, plan, shrink, Case, Domain, Oracle};
+use predicate_extender::testing::oracle::{
+    compare, extender_verdicts, generate, plan, reason_gaps, shrink, Case, Domain, Oracle,
+};
 
 fn oracle_binary() -> PathBuf {
     let out =
@@ -53,6 +56,10 @@ fn main() {
             "--show" => show = args.next().unwrap().parse().unwrap(),
             "--batch" => batch = args.next().unwrap().parse().unwrap(),
             "--replay" => return replay(&args.next().unwrap(), oracle_path),
+            "--print" => {
+                let s: u64 = args.next().unwrap().parse().unwrap();
+                return println!("{}", generate(&Domain::shared(), s).to_line());
+            }
             other => panic!("unknown argument {other}"),
         }
     }
@@ -64,6 +71,8 @@ fn main() {
     let started = Instant::now();
     let mut failed: Vec<(Case, String)> = Vec::new();
     let mut kinds = std::collections::BTreeMap::<String, u64>::new();
+    // With --reasons: every gap between the two sides' reasons, by kind, over all nodes.
+    let mut gaps = std::collections::BTreeMap::<String, u64>::new();
     let mut done = 0u64;
     let mut start = seed;
     while done < cases {
@@ -73,6 +82,11 @@ fn main() {
         for (case, answer) in batch_cases.into_iter().zip(answers) {
             let ours = extender_verdicts(&plan, &evaluator, &case).unwrap();
             let d = compare(&ours, &answer, reasons);
+            for x in d.iter().filter(|x| x.what == "reasons differ") {
+                for gap in reason_gaps(&x.extender.reasons, &answer[&x.node]) {
+                    *gaps.entry(gap).or_default() += 1;
+                }
+            }
             if let Some(first) = d.first() {
                 let key = format!("{}: {:?} vs {:?}", first.what, first.extender.reasons, first.oracle.reasons);
                 *kinds.entry(key.clone()).or_default() += 1;
@@ -100,6 +114,12 @@ fn main() {
     );
     for (k, n) in &kinds {
         println!("  {n:>7}  {k}");
+    }
+    if reasons {
+        println!("reason gaps, by kind (nodes):");
+        for (k, n) in &gaps {
+            println!("  {n:>7}  {k}");
+        }
     }
     for (case, key) in failed {
         // The same kind of disagreement, so that shrinking does not wander to another one.

@@ -1,7 +1,10 @@
 //! The CI smoke of the oracle comparison (issue 25): 5,000 random cases, the extender's engine
 //! against kube-scheduler's own PreFilter/Filter plugins (`e2e/kube/oracle`, built by e2e/build.sh):
 //! seeds 1..=4000 every time, and 1,000 seeds from the clock, printed, so that any failure replays
-//! with `cargo run --release --example oracle-compare -- --cases 1 --seed S`.
+//! with `cargo run --release --example oracle-compare -- --cases 1 --seed S`. About a third of the
+//! cases have volumes bound through claims (`src/testing/oracle_volumes.rs`), and the spread
+//! constraints' `matchLabelKeys` (`src/testing/oracle_label_keys.rs`); the test counts the cases
+//! with claims and requires some.
 //! Skipped (saying so) without Go, unless CI=true or PREDICATE_EXTENDER_E2E=require.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
@@ -27,8 +30,10 @@ fn extender_agrees_with_kube_scheduler_on_5000_random_clusters() {
     eprintln!("oracle smoke: seeds {FIXED:?} and {timed_start}..{}", timed_start + TIMED);
     let seeds: Vec<u64> = FIXED.chain(timed_start..timed_start + TIMED).collect();
     let mut failures = Vec::new();
+    let mut with_claims = 0;
     for chunk in seeds.chunks(250) {
         let cases: Vec<Case> = chunk.iter().map(|&s| generate(&domain, s)).collect();
+        with_claims += cases.iter().filter(|c| c.objects.iter().any(|o| o["kind"] == "PersistentVolumeClaim")).count();
         let answers = oracle.run(&cases).unwrap();
         for (case, answer) in cases.iter().zip(answers) {
             let ours = extender_verdicts(&plan, &evaluator, case).unwrap();
@@ -41,6 +46,7 @@ fn extender_agrees_with_kube_scheduler_on_5000_random_clusters() {
             }
         }
     }
+    assert!(with_claims > seeds.len() / 5, "only {with_claims} of {} cases with claims", seeds.len());
     assert!(
         failures.is_empty(),
         "{} of {} cases disagree (replay: cargo run --release --example oracle-compare -- --cases 1 --seed S):\n{}",

@@ -287,6 +287,8 @@ impl NodeBuilder {
 mod eventually;
 pub mod fuzz;
 pub mod oracle;
+mod oracle_label_keys;
+mod oracle_volumes;
 #[cfg(test)]
 pub mod zoned;
 

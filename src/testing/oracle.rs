@@ -65,6 +65,10 @@ pub struct OracleNode {
     pub reasons: Vec<String>,
     #[serde(default)]
     pub plugins: Vec<OraclePlugin>,
+    /// Rejected in PreFilter (the whole pod, or the node left out of a PreFilterResult): no Filter
+    /// plugin ran on it, so the extender's other failures have nothing to match.
+    #[serde(default)]
+    pub prefilter: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -220,12 +224,51 @@ pub struct Disagreement {
 /// must have one of these among the extender's reasons (a prefix of the message).
 pub const REASON_MAP: &[(&str, &[&str])] = &[
     ("NodeName", &["node(s) didn't match the requested node name", "node(s) didn't match the requested hostname"]),
+    // NodeName's PreFilter narrows the nodes to `spec.nodeName` (nodename/node_name.go, PreFilter).
+    (
+        "PreFilterResult",
+        &["node(s) didn't match the requested node name", "node(s) didn't match the requested hostname"],
+    ),
     ("NodeUnschedulable", &["node(s) were unschedulable"]),
-    ("TaintToleration", &["node(s) had taints that the pod didn't tolerate", "node(s) had untolerated taint"]),
+    // The not-ready taints stand for the Ready condition CheckNodeCondition reads
+    // (docs/semantics.md, "Node conditions, not the taints derived from them").
+    (
+        "TaintToleration",
+        &["node(s) had taints that the pod didn't tolerate", "node(s) had untolerated taint", "node(s) were not ready"],
+    ),
     ("NodeAffinity", &["node(s) didn't match node selector", "node(s) didn't match Pod's node affinity"]),
     ("NodePorts", &["node(s) didn't have free ports for the requested pod ports"]),
     ("NodeResourcesFit", &["Insufficient ", "Too many pods"]),
-    ("VolumeRestrictions", &["node(s) had no available disk", "node(s) had volume node affinity conflict"]),
+    (
+        "VolumeRestrictions",
+        &["node(s) had no available disk", "node(s) had volume node affinity conflict", "persistentvolumeclaim "],
+    ),
+    ("NodeVolumeLimits", &["node(s) exceed max volume count"]),
+    (
+        "VolumeBinding",
+        &[
+            // The classic message for today's "node(s) didn't match PersistentVolume's node affinity"
+            // (docs/semantics.md, "Messages kept from the classic predicates").
+            "node(s) had volume node affinity conflict",
+            "node(s) didn't find available persistent volumes to bind",
+            "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
+            "pod has unbound immediate PersistentVolumeClaims",
+            "persistentvolumeclaim ",
+            "VolumeBindingMode not set",
+        ],
+    ),
+    (
+        "VolumeZone",
+        &[
+            "node(s) had no available volume zone",
+            "persistentvolumeclaim ",
+            "persistentvolume ",
+            "storageclass.storage.k8s.io ",
+            "PersistentVolumeClaim had no",
+            "PersistentVolume had no name",
+            "VolumeBindingMode not set",
+        ],
+    ),
     ("PodTopologySpread", &["node(s) didn't match pod topology spread constraints"]),
     (
         "InterPodAffinity",
@@ -281,17 +324,35 @@ fn affinity_order(extender: &NodeVerdict, oracle: &OracleNode) -> bool {
 }
 
 /// Every plugin that rejects the node has a matching classic message, and every classic message
-/// is one some rejecting plugin may give.
+/// is one some rejecting plugin may give (unless the oracle rejected the node in PreFilter, where
+/// no Filter plugin ran).
 fn reasons_agree(extender: &[String], oracle: &OracleNode) -> bool {
-    let expected = |plugin: &str| REASON_MAP.iter().find(|(p, _)| *p == plugin).map(|(_, m)| *m).unwrap_or(&[]);
-    let plugins_covered = oracle
-        .plugins
-        .iter()
-        .all(|p| extender.iter().any(|m| expected(&p.plugin).iter().any(|prefix| m.starts_with(prefix))));
-    let messages_covered = extender
-        .iter()
-        .all(|m| oracle.plugins.iter().any(|p| expected(&p.plugin).iter().any(|prefix| m.starts_with(prefix))));
-    plugins_covered && messages_covered
+    reason_gaps(extender, oracle).is_empty()
+}
+
+fn expected(plugin: &str) -> &'static [&'static str] {
+    REASON_MAP.iter().find(|(p, _)| *p == plugin).map(|(_, m)| *m).unwrap_or(&[])
+}
+
+/// What keeps the reasons from agreeing: `plugin P: no classic message` for a rejecting plugin
+/// without a matching message, `message M: no plugin` for a classic message no rejecting plugin
+/// may give. Empty when they agree; `--reasons` counts these by kind.
+pub fn reason_gaps(extender: &[String], oracle: &OracleNode) -> Vec<String> {
+    let mut gaps = Vec::new();
+    for p in &oracle.plugins {
+        if !extender.iter().any(|m| expected(&p.plugin).iter().any(|prefix| m.starts_with(prefix))) {
+            gaps.push(format!("plugin {}: no classic message ({:?})", p.plugin, p.reasons));
+        }
+    }
+    if !oracle.prefilter {
+        for m in extender {
+            if !oracle.plugins.iter().any(|p| expected(&p.plugin).iter().any(|prefix| m.starts_with(prefix))) {
+                let plugins: Vec<&str> = oracle.plugins.iter().map(|p| p.plugin.as_str()).collect();
+                gaps.push(format!("message {m:?}: no plugin (oracle: {plugins:?})"));
+            }
+        }
+    }
+    gaps
 }
 
 // ----- the generator -----
@@ -657,7 +718,9 @@ pub fn generate(domain: &Domain, seed: u64) -> Case {
         objects.push(g.other_pod(&format!("nominee{k}"), None, Some(&node)));
         k += 1;
     }
-    let pod = g.pending_pod();
+    let mut pod = g.pending_pod();
+    super::oracle_volumes::add_storage(seed, &nodes, &mut objects, &mut pod);
+    super::oracle_label_keys::add_match_label_keys(seed, &mut objects, &mut pod);
     let affinity = &pod["spec"]["affinity"];
     if affinity.get("podAffinity").is_none() && affinity.get("podAntiAffinity").is_none() {
         // Today's InterPodAffinity skips its Filter for the whole cycle (nominated pass included)

@@ -61,6 +61,9 @@ type nodeResult struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// Every filter plugin that rejects the node, in profile order.
 	Plugins []pluginStatus `json:"plugins,omitempty"`
+	// Rejected in PreFilter: the whole pod (the first PreFilter plugin that rejects it), or the
+	// node left out of a PreFilterResult. No Filter plugin ran on the node.
+	PreFilter bool `json:"prefilter,omitempty"`
 }
 
 type output struct {
@@ -108,6 +111,10 @@ func newOracle(ctx context.Context) (*oracle, error) {
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	o := &oracle{lister: &swapLister{schedcache.NewEmptySnapshot()}, nominator: &nominator{}, factory: factory}
+	// Objects reach the plugins through these indexers, filled per case (Replace): the listers read
+	// them, and so do VolumeBinding's PV and PVC caches, which in v1.37 read the informer's indexer
+	// directly (volumebinding/passive_assume_cache.go, newAssumeCache); the informers are not
+	// started, and need not be.
 	o.indexers = map[string]cache.Indexer{
 		"Namespace":             factory.Core().V1().Namespaces().Informer().GetIndexer(),
 		"Service":               factory.Core().V1().Services().Informer().GetIndexer(),
@@ -223,14 +230,14 @@ func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
 		}
 		for _, n := range nodes {
 			st := pluginStatus{Plugin: s.Plugin(), Code: s.Code().String(), Reasons: s.Reasons()}
-			out.Nodes[n.Name] = nodeResult{Code: st.Code, Plugin: st.Plugin, Reasons: st.Reasons, Plugins: []pluginStatus{st}}
+			out.Nodes[n.Name] = nodeResult{Code: st.Code, Plugin: st.Plugin, Reasons: st.Reasons, Plugins: []pluginStatus{st}, PreFilter: true}
 		}
 		return out, nil
 	}
 	for _, n := range nodes {
 		if !preRes.AllNodes() && !preRes.NodeNames.Has(n.Name) {
 			st := pluginStatus{Plugin: "PreFilterResult", Code: fwk.UnschedulableAndUnresolvable.String(), Reasons: []string{"node(s) didn't satisfy plugin(s) PreFilter"}}
-			out.Nodes[n.Name] = nodeResult{Code: st.Code, Plugin: st.Plugin, Reasons: st.Reasons, Plugins: []pluginStatus{st}}
+			out.Nodes[n.Name] = nodeResult{Code: st.Code, Plugin: st.Plugin, Reasons: st.Reasons, Plugins: []pluginStatus{st}, PreFilter: true}
 			continue
 		}
 		info, err := snapshot.NodeInfos().Get(n.Name)
