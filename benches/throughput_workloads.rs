@@ -6,6 +6,8 @@
 //! - `anti_affinity`: 5,000 nodes, 3,000 placed pods (1,000 initial and 2,000 measured), each on a
 //!   node of its own with a required anti-affinity to every other per hostname, and one more such
 //!   pod to place; the 500 names kube-scheduler's adaptive `percentageOfNodesToScore` sends.
+//! - `spread`: 5,000 nodes, 3,000 placed pods spread over the three zones, one more to place; 500
+//!   names.
 //! - `volumes`: 500 nodes, 200 placed pods with bound claims and 400 more volumes available, one
 //!   pod to place whose claim is unbound (`WaitForFirstConsumer`); 250 names.
 //!
@@ -103,6 +105,7 @@ fn bench_workloads(c: &mut Criterion) {
     let mut group = c.benchmark_group("throughput");
     for (label, workload, nodes, placed, volumes, candidates) in [
         ("anti_affinity", Workload::AntiAffinity, 5000, 3000, 0, 500),
+        ("spread", Workload::Spread, 5000, 3000, 0, 500),
         ("volumes", Workload::Volumes, 500, 200, 600, 250),
     ] {
         let shape = shape(workload, nodes, placed, volumes, candidates);
