@@ -219,6 +219,8 @@ pub struct PodClaims {
 #[derive(Debug)]
 struct UnboundClaim {
     pvc: Arc<PersistentVolumeClaim>,
+    /// The node it was already provisioned for (`volume.kubernetes.io/selected-node`), if any.
+    selected_node: Option<String>,
     /// The PVs that pass every check of upstream's `FindMatchingVolume` but the node's; an
     /// invalid claim selector is an error, reported on the nodes that look for a PV.
     volumes: Result<ClaimVolumes, Reason>,
@@ -340,7 +342,14 @@ fn pod_claims(pod: &Pod, volumes: &VolumeObjects) -> Result<PodClaims, Reason> {
     let bound = bound.iter().map(|pvc| volumes.pv(volume_name_of(pvc)).map(|pv| VolumeAffinity::of(pv))).collect();
     let mut by_request: Vec<usize> = (0..delayed.len()).collect();
     by_request.sort_by_key(|&i| storage_request(&delayed[i]));
-    let delayed = delayed.into_iter().map(|pvc| UnboundClaim { volumes: claim_volumes(volumes, &pvc), pvc }).collect();
+    let delayed = delayed
+        .into_iter()
+        .map(|pvc| UnboundClaim {
+            selected_node: annotation(&pvc, ANN_SELECTED_NODE).map(str::to_string),
+            volumes: claim_volumes(volumes, &pvc),
+            pvc,
+        })
+        .collect();
     Ok(PodClaims { bound, delayed, by_request, volumes: volumes.clone() })
 }
 
@@ -459,7 +468,7 @@ fn check_unbound_claims(claims: &PodClaims, node: &NodeInfo) -> Result<bool, Rea
     let node_labels = &node.node().metadata.labels;
     let mut to_provision = Vec::new();
     for claim in &claims.delayed {
-        match annotation(&claim.pvc, ANN_SELECTED_NODE) {
+        match claim.selected_node.as_deref() {
             Some(selected) if selected != node.name() => return Ok(false),
             Some(_) => to_provision.push(&*claim.pvc),
             None => {}
@@ -469,7 +478,7 @@ fn check_unbound_claims(claims: &PodClaims, node: &NodeInfo) -> Result<bool, Rea
     let mut satisfied = true;
     let mut chosen: Vec<&str> = Vec::new();
     let to_match = claims.by_request.iter().map(|&i| &claims.delayed[i]);
-    for claim in to_match.filter(|c| annotation(&c.pvc, ANN_SELECTED_NODE).is_none()) {
+    for claim in to_match.filter(|c| c.selected_node.is_none()) {
         let volumes = claim.volumes.as_ref().map_err(Reason::clone)?;
         match volumes.on_node(node_labels, &chosen) {
             Some(pv) => chosen.push(pv.name()),
