@@ -127,6 +127,7 @@ async fn series_exist_and_move_by_what_the_requests_did() {
         ("histogram", "framework_extension_point_duration_seconds"),
         ("histogram", "http_request_duration_seconds"),
         ("histogram", "evaluated_nodes"),
+        ("histogram", "request_phase_duration_seconds"),
         ("counter", "http_requests"),
         ("counter", "plugin_evaluation"),
         ("counter", "predicate_rejections"),
@@ -172,6 +173,11 @@ async fn series_exist_and_move_by_what_the_requests_did() {
             (&format!("{P}evaluated_nodes_count"), &[("verb", "filter")], 2.0),
             (&format!("{P}evaluated_nodes_sum"), &[("verb", "filter")], 12.0),
             (&format!("{P}evaluated_nodes_count"), &[("verb", "prioritize")], 1.0),
+            // Each request answered on the pool is split into its phases once; the malformed one
+            // too (it stopped at decode), the binds are not.
+            (&format!("{P}request_phase_duration_seconds_count"), &[("verb", "filter"), ("phase", "evaluate")], 3.0),
+            (&format!("{P}request_phase_duration_seconds_count"), &[("verb", "prioritize"), ("phase", "decode")], 1.0),
+            (&format!("{P}request_phase_duration_seconds_count"), &[("verb", "bind"), ("phase", "read")], 0.0),
             (&format!("{P}bind_total"), &[("outcome", "success")], 1.0),
             (&format!("{P}bind_total"), &[("outcome", "unknown_pod")], 1.0),
             (&format!("{P}bind_total"), &[("outcome", "conflict")], 0.0),

@@ -40,6 +40,11 @@ static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
 static EMPTY: LazyLock<IStr> = LazyLock::new(|| IStr(INTERNER.intern("")));
 
 impl Interner {
+    fn existing(&self, s: &str) -> Option<Arc<str>> {
+        let shard = (self.hasher.hash_one(s) as usize) % SHARDS;
+        self.shards[shard].lock().strings.get(s).cloned()
+    }
+
     fn intern(&self, s: &str) -> Arc<str> {
         let shard = (self.hasher.hash_one(s) as usize) % SHARDS;
         let mut shard = self.shards[shard].lock();
@@ -73,6 +78,22 @@ impl IStr {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The shared copy of `s` if something holds one, without interning it: a name nobody holds
+    /// is on no node.
+    pub fn existing(s: &str) -> Option<IStr> {
+        if s.is_empty() {
+            return Some(EMPTY.clone());
+        }
+        INTERNER.existing(s).map(IStr)
+    }
+
+    /// The address of the shared text. Every live `IStr` of one text is one allocation (each is
+    /// made by the interner, which hands out the copy it holds), so while both are held, equal
+    /// ids are equal texts and different ids different texts.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0).cast::<u8>() as usize
     }
 }
 

@@ -11,6 +11,7 @@ pub mod model_writer;
 pub mod node_counts;
 pub mod node_images;
 pub mod node_info;
+pub mod node_zone;
 pub mod objects;
 pub mod pod_ident;
 pub mod pod_terms;

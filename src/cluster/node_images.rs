@@ -2,13 +2,13 @@
 //! for every candidate node, whether it has each of the pod's images, and a node lists 20-40
 //! images under one or two long names each.
 //!
-//! The node's names are hashed once, on first use, into a sorted table of `(hash, image index)`;
-//! a lookup hashes nothing (the request hashed its names once, [`ImageName`]), binary-searches the
-//! table and confirms the name, so a hash collision costs a comparison, never a wrong answer.
+//! Image names are interned ([`IStr`]): every live copy of a name is one allocation, so a name is
+//! known by its address. A node's names are put, on first use, into one sorted table of
+//! `(address, size)`; a lookup binary-searches it for the request's copy of the name (found once
+//! per request, [`ImageName`]) and touches neither the node's image list nor any text.
 
-use std::hash::BuildHasher;
 use std::ops::Deref;
-use std::sync::{LazyLock, OnceLock};
+use std::sync::OnceLock;
 
 use k8s_openapi::api::core::v1::ContainerImage;
 use serde::{Deserialize, Deserializer};
@@ -77,61 +77,49 @@ impl<'de> Deserialize<'de> for Images {
     }
 }
 
-/// Seeded per process, like the model's maps.
-static HASHER: LazyLock<foldhash::fast::RandomState> = LazyLock::new(Default::default);
-
-fn hash(name: &str) -> u64 {
-    HASHER.hash_one(name)
-}
-
-/// An image name with its hash, computed once per request.
+/// An image name a pod asks for, as its interned copy: found once per request.
 #[derive(Debug, Clone)]
-pub struct ImageName {
-    name: String,
-    hash: u64,
-}
+pub struct ImageName(IStr);
 
 impl ImageName {
-    pub fn new(name: String) -> Self {
-        ImageName { hash: hash(&name), name }
+    /// The name, if any node (or anything else) holds it: a name nobody holds is on no node.
+    pub fn find(name: &str) -> Option<Self> {
+        IStr::existing(name).map(ImageName)
     }
 
     pub fn as_str(&self) -> &str {
-        &self.name
+        &self.0
     }
 }
 
-/// A node's image names by hash, built on first use.
+/// A node's image names by address with the size of the first image listing each, built on
+/// first use.
 #[derive(Debug, Default)]
-pub struct NodeImages(OnceLock<Box<[(u64, u32)]>>);
+pub struct NodeImages(OnceLock<Box<[(usize, i64)]>>);
 
 impl NodeImages {
-    fn table(&self, node: &Node) -> &[(u64, u32)] {
+    fn table(&self, node: &Node) -> &[(usize, i64)] {
         self.0.get_or_init(|| {
-            let mut table: Vec<(u64, u32)> = node
+            let mut table: Vec<(usize, usize, i64)> = node
                 .status
                 .images
                 .iter()
                 .enumerate()
-                .flat_map(|(i, image)| image.names.iter().map(move |n| (hash(n), i as u32)))
+                .flat_map(|(i, image)| image.names.iter().map(move |n| (n.id(), i, image.size_bytes.unwrap_or(0))))
                 .collect();
-            // By hash, then by position: among equal hashes the first listed image comes first.
+            // By name, then by position: the first listed image of a name is the one kept.
             table.sort_unstable();
-            table.into_boxed_slice()
+            table.dedup_by_key(|(id, _, _)| *id);
+            table.into_iter().map(|(id, _, size)| (id, size)).collect()
         })
     }
 
     /// The size of the first image of `node` (the node these were built for) listed under
-    /// `name`, if any: `sizeBytes`, 0 when unset.
+    /// `name`, if any: `sizeBytes`, 0 when unset. The node holds its names and the caller holds
+    /// `name`, so the addresses compared are all live.
     pub fn size_of(&self, node: &Node, name: &ImageName) -> Option<i64> {
         let table = self.table(node);
-        let start = table.partition_point(|&(h, _)| h < name.hash);
-        table[start..]
-            .iter()
-            .take_while(|&&(h, _)| h == name.hash)
-            .filter_map(|&(_, i)| node.status.images.get(i as usize))
-            .find(|image| image.names.iter().any(|n| *n == name.name))
-            .map(|image| image.size_bytes.unwrap_or(0))
+        table.binary_search_by_key(&name.0.id(), |&(id, _)| id).ok().map(|i| table[i].1)
     }
 }
 
@@ -167,15 +155,20 @@ mod tests {
             (&[], Some(5)),
         ]);
         let images = NodeImages::default();
+        let _held = IStr::new("registry/none:1"); // held elsewhere, on no node of this one
         for name in ["registry/app:1.0", "registry/app@sha256:1", "registry/db:2", "registry/none:1", ""] {
-            assert_eq!(images.size_of(&n, &ImageName::new(name.to_string())), walk(&n, name), "{name}");
+            let found = ImageName::find(name).and_then(|name| images.size_of(&n, &name));
+            assert_eq!(found, walk(&n, name), "{name}");
         }
-        assert_eq!(images.size_of(&n, &ImageName::new("registry/app:1.0".into())), Some(10), "the first listed wins");
+        assert_eq!(ImageName::find("registry/never-seen:1").map(|i| i.as_str().to_string()), None);
+        let app = ImageName::find("registry/app:1.0").unwrap();
+        assert_eq!(images.size_of(&n, &app), Some(10), "the first listed wins");
     }
 
     #[test]
     fn a_node_without_images_has_none() {
         let n = node(&[]);
-        assert_eq!(NodeImages::default().size_of(&n, &ImageName::new("x:1".into())), None);
+        let _held = IStr::new("x:1");
+        assert_eq!(NodeImages::default().size_of(&n, &ImageName::find("x:1").unwrap()), None);
     }
 }

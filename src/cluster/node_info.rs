@@ -1,11 +1,12 @@
 //! `NodeInfo`: a node and what runs on it, with the sums the predicates need computed once, when the
 //! cluster changes, never per request.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::intern::IStr;
 use crate::cluster::node_images::{ImageName, NodeImages};
+use crate::cluster::node_zone::zone_key;
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::{next_seq, PodIdent};
 use crate::cluster::pod_terms::PodTerms;
@@ -100,8 +101,11 @@ pub struct NodeState {
     pub conditions: NodeConditions,
     /// What CheckNodeCondition refuses in the node's conditions, in their order.
     pub condition_failures: Box<[ConditionFailure]>,
-    /// The image names, hashed on first use (see `node_images`).
+    /// The image names, tabled on first use (see `node_images`).
     images: NodeImages,
+    /// The zone key ([`zone_key`]), read from the labels on first use: the spreading priorities
+    /// group every candidate by it.
+    zone: OnceLock<Option<(Box<str>, Box<str>)>>,
 }
 
 impl NodeState {
@@ -109,7 +113,14 @@ impl NodeState {
         let allocatable = Resource::from_list(&node.status.allocatable);
         let conditions = NodeConditions::of(&node);
         let condition_failures = ConditionFailure::of(&node);
-        NodeState { node, allocatable, conditions, condition_failures, images: NodeImages::default() }
+        NodeState {
+            node,
+            allocatable,
+            conditions,
+            condition_failures,
+            images: NodeImages::default(),
+            zone: OnceLock::new(),
+        }
     }
 
     pub fn name(&self) -> &str {
@@ -125,6 +136,14 @@ impl NodeState {
     /// The size of the first image the node lists under this name, if it lists one.
     pub fn image_size(&self, name: &ImageName) -> Option<i64> {
         self.images.size_of(&self.node, name)
+    }
+
+    /// The node's `(region, zone)` as upstream's `GetZoneKey` reads it; `None` without a zone.
+    pub fn zone_key(&self) -> Option<(&str, &str)> {
+        let key = self.zone.get_or_init(|| {
+            zone_key(&self.node.metadata.labels).map(|(region, zone)| (Box::from(region), Box::from(zone)))
+        });
+        key.as_ref().map(|(region, zone)| (&**region, &**zone))
     }
 
     /// Whether the node reports the image under this name.

@@ -89,6 +89,13 @@ impl Evaluator {
         slots.into_iter().collect::<Option<Vec<R>>>().ok_or(Cancelled)
     }
 
+    /// Drops `value` on the pool once the running job is done: freeing a request's thousands of
+    /// candidates and verdicts (shared reference counts, one allocation per failing node's
+    /// reasons) need not stand between its answer and the client.
+    pub fn drop_later<T: Send + 'static>(&self, value: T) {
+        self.pool.spawn(move || drop(value));
+    }
+
     /// Runs `job` on the pool and hands its result to the async side without blocking a runtime
     /// thread.
     pub fn spawn<R: Send + 'static>(

@@ -133,7 +133,8 @@ pub(crate) fn run_node(
     nominated: &[Arc<PodInfo>],
     timed: bool,
 ) -> Result<NodeRun, MissingState> {
-    let mut timings = Vec::new();
+    // One allocation for a sampled node's timings (a second pass may add to it), none otherwise.
+    let mut timings = if timed { Vec::with_capacity(plan.predicates.len()) } else { Vec::new() };
     let pass = |p: &Prepared, n: &NodeInfo| -> Result<(Vec<Reason>, Rejected), MissingState> {
         let mut reasons = Vec::new();
         let mut rejected = Rejected::None;

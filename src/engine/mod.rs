@@ -81,6 +81,11 @@ pub fn filter(
         Candidate::Known(node, nominated) => fits::run_node(plan, prepared, node, nominated, timed).map(Some),
     })?;
     let mut report = FilterReport::new(plan.predicates.len(), timed);
+    if timed {
+        report.timings.reserve(
+            runs.iter().map(|r| r.as_ref().map_or(0, |run| run.as_ref().map_or(0, |r| r.timings.len()))).sum(),
+        );
+    }
     let mut verdicts = Vec::with_capacity(runs.len());
     for run in runs {
         let Some(run) = run? else {
@@ -122,8 +127,17 @@ impl RequestJob {
     /// Prepares the request (once, on the pool: the cluster-wide counts can take a while) and
     /// checks the pod against every candidate.
     pub fn filter(&self, evaluator: &Evaluator) -> Result<Filtered, EvaluationError> {
-        let prepared = Prepared::new(&self.plan, self.pod.clone(), &self.view());
-        filter(evaluator, &self.plan, &prepared, &self.candidates, &self.cancel, self.timed)
+        self.filter_prepared(evaluator, &self.prepare())
+    }
+
+    /// The predicates' per-request state: [`RequestJob::filter`]'s first half.
+    pub fn prepare(&self) -> Prepared {
+        Prepared::new(&self.plan, self.pod.clone(), &self.view())
+    }
+
+    /// Checks the pod, prepared by [`RequestJob::prepare`], against every candidate.
+    pub fn filter_prepared(&self, evaluator: &Evaluator, prepared: &Prepared) -> Result<Filtered, EvaluationError> {
+        filter(evaluator, &self.plan, prepared, &self.candidates, &self.cancel, self.timed)
     }
 
     /// Scores every candidate with the plan's priorities (each prepares its own counts).

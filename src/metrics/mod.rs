@@ -31,6 +31,7 @@ pub mod bind;
 pub mod cluster;
 pub mod duration_histogram;
 pub mod ordering;
+pub mod phases;
 pub mod policy;
 pub mod predicates;
 pub mod requests;

@@ -32,9 +32,10 @@ pub fn build(_args: &PriorityArgs<'_>) -> Result<Arc<dyn Priority>, ArgumentErro
     Ok(Arc::new(ImageLocalityPriority))
 }
 
-/// The pod's images, once each: the CRI name and its spread (the share of all nodes having it).
+/// The pod's images, once each: the CRI name and its spread (the share of all nodes having it);
+/// `None` for a name no node lists.
 struct ImageLocalityScorer {
-    images: Vec<(ImageName, f64)>,
+    images: Vec<Option<(ImageName, f64)>>,
     /// For each container, its index in `images`.
     containers: Vec<usize>,
 }
@@ -86,9 +87,10 @@ impl Priority for ImageLocalityPriority {
         let images = names
             .into_iter()
             .map(|name| {
+                let found = ImageName::find(&name)?;
                 let count = view.nodes_with_image(&name) as u64;
                 let spread = if total == 0 { 0.0 } else { count as f64 / total as f64 };
-                (ImageName::new(name), spread)
+                Some((found, spread))
             })
             .collect();
         Box::new(ImageLocalityScorer { images, containers })
@@ -100,7 +102,7 @@ impl Scorer for ImageLocalityScorer {
         let sum = self
             .containers
             .iter()
-            .filter_map(|&i| self.images.get(i))
+            .filter_map(|&i| self.images.get(i).and_then(Option::as_ref))
             .filter_map(|(name, spread)| node.state.image_size(name).map(|size| (size as f64 * spread) as i64))
             .fold(0i64, i64::saturating_add);
         calculate_priority(sum)

@@ -131,7 +131,7 @@ impl Priority for SelectorSpread {
         for node in known_nodes(candidates) {
             let count = counts.get(node.name()).copied().unwrap_or(0);
             max_by_node = max_by_node.max(count);
-            by_zone.add(&node.node().metadata.labels, count);
+            by_zone.add(node.state.zone_key(), count);
         }
         let max_by_zone = by_zone.max();
         Box::new(SpreadScorer { counts, max_by_node, by_zone, max_by_zone })
@@ -170,7 +170,7 @@ impl Scorer for SpreadScorer {
             f = max * ((self.max_by_node - count) as f64 / self.max_by_node as f64);
         }
         if !self.by_zone.is_empty() {
-            if let Some(in_zone) = self.by_zone.of(&node.node().metadata.labels) {
+            if let Some(in_zone) = self.by_zone.of(node.state.zone_key()) {
                 let mut zone = max;
                 if self.max_by_zone > 0 {
                     zone = max * ((self.max_by_zone - in_zone) as f64 / self.max_by_zone as f64);

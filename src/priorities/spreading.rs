@@ -9,31 +9,13 @@
 //! `Priority::prepare` gets the candidates, so it computes those once per request (over the known
 //! candidates) and `score` turns a node's count into its final score with lookups.
 
-use std::collections::BTreeMap;
-
 use crate::hashing::HashMap;
 
 use crate::cluster::objects::Pod;
 use crate::framework::ClusterView;
 use crate::labels::selectors::LabelSelector;
 
-/// `failure-domain.beta.kubernetes.io/zone`: read first by `GetZoneKey` (1.17).
-pub const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
-/// `failure-domain.beta.kubernetes.io/region`: read first by `GetZoneKey` (1.17).
-pub const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
-/// `topology.kubernetes.io/zone`: read when the beta label is absent (1.17 onwards).
-pub const GA_ZONE: &str = "topology.kubernetes.io/zone";
-/// `topology.kubernetes.io/region`: read when the beta label is absent (1.17 onwards).
-pub const GA_REGION: &str = "topology.kubernetes.io/region";
-
-/// Upstream's `utilnode.GetZoneKey` (1.17) as `(region, zone)`: each from the beta label when the
-/// node has it (even empty), else from the GA label; `None` when both come out empty.
-pub fn zone_key(labels: &BTreeMap<String, String>) -> Option<(&str, &str)> {
-    let read = |beta: &str, ga: &str| labels.get(beta).or_else(|| labels.get(ga)).map_or("", String::as_str);
-    let zone = read(BETA_ZONE, GA_ZONE);
-    let region = read(BETA_REGION, GA_REGION);
-    (!region.is_empty() || !zone.is_empty()).then_some((region, zone))
-}
+pub use crate::cluster::node_zone::{zone_key, BETA_REGION, BETA_ZONE, GA_REGION, GA_ZONE};
 
 /// The pods that count: pods of one namespace matching every selector of a non-empty list.
 #[derive(Debug, Clone)]
@@ -86,9 +68,10 @@ pub struct ZoneSums {
 }
 
 impl ZoneSums {
-    /// Adds a node's count to its zone's sum; a node without a zone adds nothing.
-    pub fn add(&mut self, labels: &BTreeMap<String, String>, count: i64) {
-        let Some((region, zone)) = zone_key(labels) else { return };
+    /// Adds a node's count to its zone's sum; a node without a zone (its [`zone_key`]) adds
+    /// nothing.
+    pub fn add(&mut self, zone_key: Option<(&str, &str)>, count: i64) {
+        let Some((region, zone)) = zone_key else { return };
         let zones = match self.sums.get_mut(region) {
             Some(zones) => zones,
             None => self.sums.entry(region.to_string()).or_default(),
@@ -102,8 +85,8 @@ impl ZoneSums {
     }
 
     /// The sum of a node's zone (0 for a zone no node added to), `None` when it has no zone.
-    pub fn of(&self, labels: &BTreeMap<String, String>) -> Option<i64> {
-        zone_key(labels).map(|(region, zone)| self.sums.get(region).and_then(|z| z.get(zone)).copied().unwrap_or(0))
+    pub fn of(&self, zone_key: Option<(&str, &str)>) -> Option<i64> {
+        zone_key.map(|(region, zone)| self.sums.get(region).and_then(|z| z.get(zone)).copied().unwrap_or(0))
     }
 
     /// Whether no node with a zone was added.
@@ -210,15 +193,15 @@ mod tests {
         let mut sums = ZoneSums::default();
         assert!(sums.is_empty());
         assert_eq!(sums.max(), 0);
-        sums.add(&m(&[(BETA_ZONE, "a")]), 2);
-        sums.add(&m(&[(GA_ZONE, "a")]), 1);
-        sums.add(&m(&[(BETA_REGION, "r"), (BETA_ZONE, "a")]), 0);
-        sums.add(&m(&[]), 5);
+        sums.add(zone_key(&m(&[(BETA_ZONE, "a")])), 2);
+        sums.add(zone_key(&m(&[(GA_ZONE, "a")])), 1);
+        sums.add(zone_key(&m(&[(BETA_REGION, "r"), (BETA_ZONE, "a")])), 0);
+        sums.add(zone_key(&m(&[])), 5);
         assert!(!sums.is_empty());
-        assert_eq!(sums.of(&m(&[(GA_ZONE, "a")])), Some(3));
-        assert_eq!(sums.of(&m(&[(BETA_REGION, "r"), (BETA_ZONE, "a")])), Some(0));
-        assert_eq!(sums.of(&m(&[(GA_ZONE, "z")])), Some(0));
-        assert_eq!(sums.of(&m(&[])), None);
+        assert_eq!(sums.of(zone_key(&m(&[(GA_ZONE, "a")]))), Some(3));
+        assert_eq!(sums.of(zone_key(&m(&[(BETA_REGION, "r"), (BETA_ZONE, "a")]))), Some(0));
+        assert_eq!(sums.of(zone_key(&m(&[(GA_ZONE, "z")]))), Some(0));
+        assert_eq!(sums.of(zone_key(&m(&[]))), None);
         assert_eq!(sums.max(), 3);
     }
 }

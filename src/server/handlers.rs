@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use serde_json::value::RawValue;
 
 use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob};
+use crate::metrics::phases::{Phase, PhaseClock};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
 use crate::server::body::{read_body, BodyError};
@@ -68,9 +69,14 @@ struct ResolvedRequest<'a> {
 
 /// Decodes `ExtenderArgs` and resolves the candidates, on the evaluator's pool (decoding and
 /// resolving run in parallel on it).
-fn resolve_request<'a>(request: &Incoming<'a>, verb: Verb) -> Result<ResolvedRequest<'a>, VerbError> {
+fn resolve_request<'a>(
+    request: &Incoming<'a>,
+    verb: Verb,
+    clock: &mut PhaseClock,
+) -> Result<ResolvedRequest<'a>, VerbError> {
     let Incoming { state, bytes, subject, cancel } = *request;
     let args = ExtenderArgs::decode(&bytes[..]).map_err(|e| malformed(verb, e))?;
+    clock.lap(Phase::Decode);
     let pod_key = args.pod.key();
     subject.set(pod_key.clone(), args.nodes.len());
     if let Some(message) = state.not_synced() {
@@ -112,6 +118,7 @@ fn resolve_request<'a>(request: &Incoming<'a>, verb: Verb) -> Result<ResolvedReq
         cancel: cancel.clone(),
         timed: verb == Verb::Filter && state.sampler.sample(),
     };
+    clock.lap(Phase::Resolve);
     Ok(ResolvedRequest { pod_key, job, request_nodes })
 }
 
@@ -241,13 +248,15 @@ impl Answer {
 
 /// A /filter from its body to its encoded answer, all on the pool: decode, resolve, evaluate,
 /// encode.
-fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Cancelled> {
+fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock) -> Result<Answer, Cancelled> {
     let state = request.state;
-    let ResolvedRequest { pod_key, job, request_nodes } = match resolve_request(request, Verb::Filter) {
+    let ResolvedRequest { pod_key, job, request_nodes } = match resolve_request(request, Verb::Filter, clock) {
         Ok(r) => r,
         Err(e) => return Ok(Answer::error(Verb::Filter, &e)),
     };
-    let filtered = match job.filter(ev) {
+    let prepared = job.prepare();
+    clock.lap(Phase::Prepare);
+    let filtered = match job.filter_prepared(ev, &prepared) {
         Ok(filtered) => filtered,
         Err(EvaluationError::Cancelled(c)) => return Err(c),
         Err(EvaluationError::MissingState(e)) => {
@@ -256,14 +265,19 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Canc
         }
     };
     state.metrics.predicates.record(&job.plan, &filtered.report);
+    clock.lap(Phase::Evaluate);
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
-    Ok(Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.bytes) })
+    let answer = Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.bytes) };
+    drop(result);
+    ev.drop_later((job, prepared, filtered));
+    clock.lap(Phase::Encode);
+    Ok(answer)
 }
 
 /// A verb's work on the pool: from the request body to its answer.
-type VerbWork = fn(&Incoming<'_>, &Evaluator) -> Result<Answer, Cancelled>;
+type VerbWork = fn(&Incoming<'_>, &Evaluator, &mut PhaseClock) -> Result<Answer, Cancelled>;
 
 /// A verb's answer made without HTTP: the status and the JSON body.
 pub type BodyAnswer = Result<(StatusCode, Vec<u8>), Cancelled>;
@@ -282,7 +296,8 @@ pub fn prioritize_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAns
 
 fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -> BodyAnswer {
     let (subject, cancel, bytes) = (Subject::default(), CancelFlag::new(), Bytes::copy_from_slice(bytes));
-    let answer = work(&Incoming { state, bytes: &bytes, subject: &subject, cancel: &cancel }, ev)?;
+    let request = Incoming { state, bytes: &bytes, subject: &subject, cancel: &cancel };
+    let answer = work(&request, ev, &mut PhaseClock::starting(Instant::now()))?;
     Ok((answer.status, answer.body.into_vec()))
 }
 
@@ -300,22 +315,48 @@ struct Incoming<'a> {
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
 async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: Verb, work: VerbWork) -> Response {
     let started = Instant::now();
+    let mut clock = PhaseClock::starting(started);
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => Bytes::from(b),
         Err(e) => return Answer::error(verb, &body_refused(verb, e)).into_response(),
     };
+    clock.lap(Phase::Read);
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
     let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
     let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let answer = run_on_pool(&state, request, move |ev| {
+    let answered = run_on_pool(&state, request, move |ev| {
+        clock.lap(Phase::Queue);
         let request = Incoming { state: &on_pool, bytes: &bytes, subject: &pool_subject, cancel: &pool_cancel };
-        work(&request, ev)
+        work(&request, ev, &mut clock).map(|answer| (answer, clock))
     })
     .await;
-    let answer = answer.unwrap_or_else(|e| Answer::error(verb, &e.into()));
     let (pod, nodes) = subject.get().unwrap_or_default();
+    let (answer, clock) = match answered {
+        Ok((answer, mut clock)) => {
+            clock.lap(Phase::Resume);
+            state.metrics.requests.phases(verb.name(), &clock);
+            (answer, Some(clock))
+        }
+        Err(e) => (Answer::error(verb, &e.into()), None),
+    };
     let elapsed_us = started.elapsed().as_micros() as u64;
-    tracing::info!(verb = verb.name(), pod, nodes, feasible = answer.feasible, elapsed_us, "answered");
+    let us = |phase| clock.as_ref().map(|c| c.micros(phase));
+    tracing::info!(
+        verb = verb.name(),
+        pod,
+        nodes,
+        feasible = answer.feasible,
+        elapsed_us,
+        read_us = us(Phase::Read),
+        queue_us = us(Phase::Queue),
+        decode_us = us(Phase::Decode),
+        resolve_us = us(Phase::Resolve),
+        prepare_us = us(Phase::Prepare),
+        evaluate_us = us(Phase::Evaluate),
+        encode_us = us(Phase::Encode),
+        resume_us = us(Phase::Resume),
+        "answered"
+    );
     answer.into_response()
 }
 
@@ -362,12 +403,13 @@ pub async fn bind(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
 
 /// A /prioritize from its body to its encoded answer, all on the pool. `HostPriorityList` has no
 /// `Error` field: an answer that is not a list is a non-200 status with `{"Error": ...}`.
-fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, Cancelled> {
-    let ResolvedRequest { job, .. } = match resolve_request(request, Verb::Prioritize) {
+fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock) -> Result<Answer, Cancelled> {
+    let ResolvedRequest { job, .. } = match resolve_request(request, Verb::Prioritize, clock) {
         Ok(r) => r,
         Err(e) => return Ok(Answer::error(Verb::Prioritize, &e)),
     };
     let scores = job.prioritize(ev)?;
+    clock.lap(Phase::Evaluate);
     let list: Vec<HostPriority> = job
         .candidates
         .iter()
@@ -379,7 +421,10 @@ fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator) -> Result<Answer, 
             HostPriority { host: c.name().to_string(), score }
         })
         .collect();
-    Ok(Answer::json(StatusCode::OK, &list, false))
+    let answer = Answer::json(StatusCode::OK, &list, false);
+    ev.drop_later((job, list));
+    clock.lap(Phase::Encode);
+    Ok(answer)
 }
 
 /// `/prioritize`: a `HostPriorityList`, one entry per candidate in request order. The list has no

@@ -1,11 +1,10 @@
 //! Requests: `ExtenderArgs` (filter, prioritize) and `ExtenderBindingArgs` (bind).
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 use serde_json::value::RawValue;
 
 use crate::cluster::objects::{Node, Object, Pod};
+use crate::hashing::HashMap;
 use crate::wire::fields::{decode_raw, Fields, WireError};
 use crate::wire::raw_list::{Items, RawList};
 
@@ -96,7 +95,7 @@ fn named_once(nodes: &Candidates<'_>) -> Result<(), WireError> {
             ("ExtenderArgs.Nodes.items", list.items.iter().map(|i| i.node.metadata.name.as_str()).collect())
         }
     };
-    let mut first = HashMap::with_capacity(names.len());
+    let mut first = HashMap::with_capacity_and_hasher(names.len(), Default::default());
     for (i, name) in names.into_iter().enumerate() {
         if let Some(j) = first.insert(name, i) {
             let path = match nodes {
