@@ -21,6 +21,7 @@ pub mod shared_list;
 pub mod snapshot;
 pub mod source;
 pub mod store;
+pub mod topology_labels;
 pub mod volumes;
 
 pub use intern::IStr;

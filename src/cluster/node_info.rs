@@ -11,6 +11,7 @@ use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::{next_seq, PodIdent};
 use crate::cluster::pod_terms::PodTerms;
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
+use crate::cluster::topology_labels::{LabelKey, TopologyLabels};
 
 /// A pod as the cluster model keeps it: the object and what it takes from its node.
 #[derive(Debug)]
@@ -106,6 +107,8 @@ pub struct NodeState {
     /// The zone key ([`zone_key`]), read from the labels on first use: the spreading priorities
     /// group every candidate by it.
     zone: OnceLock<Option<(Box<str>, Box<str>)>>,
+    /// Zone, region and hostname, copied out of the labels on first use.
+    topology: TopologyLabels,
 }
 
 impl NodeState {
@@ -120,6 +123,7 @@ impl NodeState {
             condition_failures,
             images: NodeImages::default(),
             zone: OnceLock::new(),
+            topology: TopologyLabels::default(),
         }
     }
 
@@ -144,6 +148,11 @@ impl NodeState {
             zone_key(&self.node.metadata.labels).map(|(region, zone)| (Box::from(region), Box::from(zone)))
         });
         key.as_ref().map(|(region, zone)| (&**region, &**zone))
+    }
+
+    /// The node's value of a label, the kept topology keys without walking the label map.
+    pub fn label(&self, key: &LabelKey) -> Option<&str> {
+        self.topology.get(&self.node.metadata.labels, key)
     }
 
     /// Whether the node reports the image under this name.

@@ -89,11 +89,11 @@ impl Evaluator {
         slots.into_iter().collect::<Option<Vec<R>>>().ok_or(Cancelled)
     }
 
-    /// Drops `value` on the pool once the running job is done: freeing a request's thousands of
-    /// candidates and verdicts (shared reference counts, one allocation per failing node's
-    /// reasons) need not stand between its answer and the client.
-    pub fn drop_later<T: Send + 'static>(&self, value: T) {
-        self.pool.spawn(move || drop(value));
+    /// Runs `work` on the pool once the running job is done: what a request leaves behind
+    /// (freeing its thousands of candidates and verdicts, recording its sampled timings) need
+    /// not stand between its answer and the client.
+    pub fn after_answer(&self, work: impl FnOnce() + Send + 'static) {
+        self.pool.spawn(work);
     }
 
     /// Runs `job` on the pool and hands its result to the async side without blocking a runtime

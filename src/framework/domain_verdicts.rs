@@ -9,16 +9,18 @@
 
 use std::collections::BTreeMap;
 
+use crate::cluster::node_info::NodeInfo;
+use crate::cluster::topology_labels::LabelKey;
 use crate::framework::Reason;
 use crate::hashing::HashMap;
 
 /// The well-known hostname label: a domain of one node.
-pub const HOSTNAME_KEY: &str = "kubernetes.io/hostname";
+pub use crate::cluster::topology_labels::HOSTNAME as HOSTNAME_KEY;
 
 /// One predicate's verdict per value of one topology key, for one request.
 #[derive(Debug)]
 pub struct DomainVerdicts {
-    key: String,
+    key: LabelKey,
     by_value: HashMap<String, Option<Reason>>,
     /// The verdict for a value not in `by_value`.
     other: Option<Reason>,
@@ -51,14 +53,22 @@ impl DomainVerdicts {
         }
         labels.insert(key.to_string(), "\0".repeat(longest + 1));
         let other = verdict(&labels);
-        Some(DomainVerdicts { key: key.to_string(), by_value, other })
+        Some(DomainVerdicts { key: LabelKey::new(key), by_value, other })
     }
 
     /// The verdict for a node with these labels (`Some(None)`: it passes); `None` when the node
     /// lacks the key, which the predicate judges per node.
     pub fn of(&self, labels: &BTreeMap<String, String>) -> Option<Option<&Reason>> {
-        let value = labels.get(&self.key)?;
-        Some(self.by_value.get(value).unwrap_or(&self.other).as_ref())
+        self.of_value(labels.get(self.key.as_str()).map(String::as_str))
+    }
+
+    /// [`DomainVerdicts::of`] a node's labels, its topology labels read without walking them.
+    pub fn of_node(&self, node: &NodeInfo) -> Option<Option<&Reason>> {
+        self.of_value(node.state.label(&self.key))
+    }
+
+    fn of_value(&self, value: Option<&str>) -> Option<Option<&Reason>> {
+        Some(self.by_value.get(value?).unwrap_or(&self.other).as_ref())
     }
 }
 

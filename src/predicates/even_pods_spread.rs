@@ -259,10 +259,9 @@ impl State {
 
     /// Why the pod may not go to the node, if it may not: the first constraint that fails decides.
     fn violation(&self, node: &NodeInfo) -> Option<Reason> {
-        let labels = &node.node().metadata.labels;
-        match self.domain_verdicts.as_deref().and_then(|table| table.of(labels)) {
+        match self.domain_verdicts.as_deref().and_then(|table| table.of_node(node)) {
             Some(tabled) => tabled.cloned(),
-            None => self.violation_on(labels),
+            None => self.violation_on(&node.node().metadata.labels),
         }
     }
 

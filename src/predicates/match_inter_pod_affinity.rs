@@ -362,10 +362,9 @@ impl Predicate for MatchInterPodAffinity {
     }
 
     fn check(&self, _pod: &PodContext, state: &State, node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        let node_labels = &node.node().metadata.labels;
-        let failed = match state.domain_verdicts.as_deref().and_then(|table| table.of(node_labels)) {
+        let failed = match state.domain_verdicts.as_deref().and_then(|table| table.of_node(node)) {
             Some(tabled) => tabled.cloned(),
-            None => state.verdict(node_labels),
+            None => state.verdict(&node.node().metadata.labels),
         };
         if let Some(failed) = failed {
             reasons.extend([ERR_POD_AFFINITY_NOT_MATCH, failed]);

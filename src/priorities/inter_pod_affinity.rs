@@ -28,6 +28,7 @@ use std::collections::BTreeMap;
 use crate::hashing::HashMap;
 use std::sync::Arc;
 
+use crate::cluster::topology_labels::LabelKey;
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
@@ -68,12 +69,9 @@ impl TopologyScores {
         }
     }
 
-    /// The sum of the node's own domains.
-    fn of(&self, node_labels: &BTreeMap<String, String>) -> i64 {
-        self.0
-            .iter()
-            .filter_map(|(key, values)| node_labels.get(key).and_then(|value| values.get(value)))
-            .fold(0i64, |acc, v| acc.saturating_add(*v))
+    /// The sums with each key ready for looking up on many nodes.
+    fn by_label_key(self) -> Vec<(LabelKey, HashMap<String, i64>)> {
+        self.0.into_iter().map(|(key, values)| (LabelKey::new(&key), values)).collect()
     }
 }
 
@@ -116,17 +114,22 @@ impl Priority for InterPodAffinityPriority {
                 scores.add_on(&term.topology_key, node_labels, *weight);
             }
         }
-        Box::new(InterPodAffinityScorer { scores })
+        Box::new(InterPodAffinityScorer { scores: scores.by_label_key() })
     }
 }
 
 struct InterPodAffinityScorer {
-    scores: TopologyScores,
+    /// key → value → sum.
+    scores: Vec<(LabelKey, HashMap<String, i64>)>,
 }
 
 impl Scorer for InterPodAffinityScorer {
     fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
-        self.scores.of(&node.node().metadata.labels)
+        // The sum of the node's own domains.
+        self.scores
+            .iter()
+            .filter_map(|(key, values)| node.state.label(key).and_then(|value| values.get(value)))
+            .fold(0i64, |acc, v| acc.saturating_add(*v))
     }
 
     /// `MaxPriority * (raw - min) / (max - min)` with `min <= 0 <= max`, as a truncated float.
@@ -552,7 +555,7 @@ mod tests {
 
     #[test]
     fn normalizes_as_upstream() {
-        let scorer = InterPodAffinityScorer { scores: TopologyScores::default() };
+        let scorer = InterPodAffinityScorer { scores: Vec::new() };
         // Positive only: min is 0, not 2: 10*2/8 = 2.5 -> 2.
         let mut s = [2, 8, 5];
         scorer.normalize(&mut s);

@@ -264,14 +264,18 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock
             return Ok(Answer::error(Verb::Filter, &VerbError::Evaluation(e)));
         }
     };
-    state.metrics.predicates.record(&job.plan, &filtered.report);
+    state.metrics.predicates.record_counts(&job.plan, &filtered.report);
     clock.lap(Phase::Evaluate);
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
     let answer = Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.bytes) };
     drop(result);
-    ev.drop_later((job, prepared, filtered));
+    let metrics = Arc::clone(&state.metrics);
+    ev.after_answer(move || {
+        metrics.predicates.record_timings(&job.plan, &filtered.report);
+        drop((job, prepared, filtered));
+    });
     clock.lap(Phase::Encode);
     Ok(answer)
 }
@@ -422,7 +426,7 @@ fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseC
         })
         .collect();
     let answer = Answer::json(StatusCode::OK, &list, false);
-    ev.drop_later((job, list));
+    ev.after_answer(move || drop((job, list)));
     clock.lap(Phase::Encode);
     Ok(answer)
 }
