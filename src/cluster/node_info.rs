@@ -11,7 +11,8 @@ use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::{next_seq, PodIdent};
 use crate::cluster::pod_terms::PodTerms;
 use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
-use crate::cluster::topology_labels::{LabelKey, TopologyLabels};
+use crate::cluster::topology_labels::TopologyLabels;
+use crate::labels::{LabelKey, LabelMap};
 
 /// A pod as the cluster model keeps it: the object and what it takes from its node.
 #[derive(Debug)]
@@ -150,11 +151,6 @@ impl NodeState {
         key.as_ref().map(|(region, zone)| (&**region, &**zone))
     }
 
-    /// The node's value of a label, the kept topology keys without walking the label map.
-    pub fn label(&self, key: &LabelKey) -> Option<&str> {
-        self.topology.get(&self.node.metadata.labels, key)
-    }
-
     /// Whether the node reports the image under this name.
     pub fn has_image(&self, name: &str) -> bool {
         self.node.status.images.iter().any(|i| i.names.iter().any(|n| n == name))
@@ -290,6 +286,17 @@ fn has_negative(p: &PodInfo) -> bool {
         .iter()
         .any(|a| *a < 0)
         || r.scalar.iter().any(|(_, a)| *a < 0)
+}
+
+/// A node's labels; the kept topology keys ([`LabelKey::Kept`]) without walking the map.
+impl LabelMap for NodeState {
+    fn label(&self, key: &str) -> Option<&str> {
+        self.node.metadata.labels.get(key).map(String::as_str)
+    }
+
+    fn label_by(&self, key: &LabelKey) -> Option<&str> {
+        self.topology.get(&self.node.metadata.labels, key)
+    }
 }
 
 /// A node and the pods on it, as a predicate sees it. Cloning is two reference counts.

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 pub const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
 /// `failure-domain.beta.kubernetes.io/region`: read first by `GetZoneKey` (1.17).
 pub const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
-/// `topology.kubernetes.io/zone`: read when the beta label is absent (1.17 onwards).
-pub const GA_ZONE: &str = "topology.kubernetes.io/zone";
-/// `topology.kubernetes.io/region`: read when the beta label is absent (1.17 onwards).
-pub const GA_REGION: &str = "topology.kubernetes.io/region";
+/// `topology.kubernetes.io/zone` and `topology.kubernetes.io/region`: read when the beta label is
+/// absent (1.17 onwards).
+pub use crate::labels::{GA_REGION, GA_ZONE};
 
 /// Upstream's `utilnode.GetZoneKey` (1.17) as `(region, zone)`: each from the beta label when the
 /// node has it (even empty), else from the GA label; `None` when both come out empty.

@@ -6,36 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use crate::cluster::node_zone::{GA_REGION, GA_ZONE};
-
-/// `kubernetes.io/hostname`.
-pub const HOSTNAME: &str = "kubernetes.io/hostname";
-
-/// The keys kept, in slot order.
-const KEPT: [&str; 3] = [GA_ZONE, GA_REGION, HOSTNAME];
-
-/// A label key as a request looks it up on many nodes: one of the kept keys by slot, or any other.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LabelKey {
-    Kept(usize),
-    Other(String),
-}
-
-impl LabelKey {
-    pub fn new(key: &str) -> Self {
-        match KEPT.iter().position(|k| *k == key) {
-            Some(slot) => LabelKey::Kept(slot),
-            None => LabelKey::Other(key.to_string()),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        match self {
-            LabelKey::Kept(slot) => KEPT[*slot],
-            LabelKey::Other(key) => key,
-        }
-    }
-}
+use crate::labels::KEPT_KEYS as KEPT;
+pub use crate::labels::{LabelKey, HOSTNAME};
 
 /// A node's values of the kept keys, copied on first use.
 #[derive(Debug, Default)]
@@ -57,6 +29,7 @@ impl TopologyLabels {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::{GA_REGION, GA_ZONE};
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()

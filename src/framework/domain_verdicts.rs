@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use crate::cluster::node_info::NodeInfo;
-use crate::cluster::topology_labels::LabelKey;
 use crate::framework::Reason;
 use crate::hashing::HashMap;
+use crate::labels::{LabelKey, LabelMap};
 
 /// The well-known hostname label: a domain of one node.
 pub use crate::cluster::topology_labels::HOSTNAME as HOSTNAME_KEY;
@@ -64,7 +64,7 @@ impl DomainVerdicts {
 
     /// [`DomainVerdicts::of`] a node's labels, its topology labels read without walking them.
     pub fn of_node(&self, node: &NodeInfo) -> Option<Option<&Reason>> {
-        self.of_value(node.state.label(&self.key))
+        self.of_value(node.state.label_by(&self.key))
     }
 
     fn of_value(&self, value: Option<&str>) -> Option<Option<&Reason>> {

@@ -9,12 +9,10 @@
 //! values, `Exists`/`DoesNotExist` have some, or `Gt`/`Lt` do not have exactly one integer; a
 //! `matchFields` requirement when it is not `metadata.name` `In`/`NotIn` one value.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm};
 
 use crate::labels::syntax::{is_qualified_name, is_valid_label_value};
-use crate::labels::LabelMap;
+use crate::labels::{LabelKey, LabelMap};
 
 /// What `labels.NewRequirement` checks of every requirement, whatever its operator: the key is a
 /// qualified name and every value a valid label value.
@@ -25,12 +23,12 @@ fn valid_key_and_values(key: &str, values: &[String]) -> bool {
 /// One compiled requirement on a node label.
 #[derive(Debug, Clone, PartialEq)]
 enum LabelRequirement {
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-    Gt(String, i64),
-    Lt(String, i64),
+    In(LabelKey, Vec<String>),
+    NotIn(LabelKey, Vec<String>),
+    Exists(LabelKey),
+    DoesNotExist(LabelKey),
+    Gt(LabelKey, i64),
+    Lt(LabelKey, i64),
 }
 
 impl LabelRequirement {
@@ -43,7 +41,7 @@ impl LabelRequirement {
             [v] => v.parse::<i64>().ok(),
             _ => None,
         };
-        let key = r.key.clone();
+        let key = LabelKey::new(&r.key);
         Some(match r.operator.as_str() {
             "In" if !values.is_empty() => LabelRequirement::In(key, values),
             "NotIn" if !values.is_empty() => LabelRequirement::NotIn(key, values),
@@ -55,13 +53,13 @@ impl LabelRequirement {
         })
     }
 
-    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        let int_label = |k: &str| labels.get(k).and_then(|v| v.parse::<i64>().ok());
+    fn matches<L: LabelMap + ?Sized>(&self, labels: &L) -> bool {
+        let int_label = |k: &LabelKey| labels.label_by(k).and_then(|v| v.parse::<i64>().ok());
         match self {
-            LabelRequirement::In(k, vs) => labels.get(k).is_some_and(|v| vs.contains(v)),
-            LabelRequirement::NotIn(k, vs) => labels.get(k).is_none_or(|v| !vs.contains(v)),
-            LabelRequirement::Exists(k) => labels.contains_key(k),
-            LabelRequirement::DoesNotExist(k) => !labels.contains_key(k),
+            LabelRequirement::In(k, vs) => labels.label_by(k).is_some_and(|v| vs.iter().any(|x| x == v)),
+            LabelRequirement::NotIn(k, vs) => labels.label_by(k).is_none_or(|v| !vs.iter().any(|x| x == v)),
+            LabelRequirement::Exists(k) => labels.label_by(k).is_some(),
+            LabelRequirement::DoesNotExist(k) => labels.label_by(k).is_none(),
             LabelRequirement::Gt(k, n) => int_label(k).is_some_and(|v| v > *n),
             LabelRequirement::Lt(k, n) => int_label(k).is_some_and(|v| v < *n),
         }
@@ -127,7 +125,7 @@ impl NodeSelectorTerms {
     }
 
     /// Whether any term matches the node's labels and name.
-    pub fn matches(&self, node_name: &str, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches<L: LabelMap + ?Sized>(&self, node_name: &str, labels: &L) -> bool {
         self.terms
             .iter()
             .any(|t| t.labels.iter().all(|r| r.matches(labels)) && t.fields.iter().all(|r| r.matches(node_name)))
@@ -138,6 +136,7 @@ impl NodeSelectorTerms {
 mod tests {
     use super::*;
     use crate::testing::{field_term, requirement as req, term};
+    use std::collections::BTreeMap;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -322,6 +321,7 @@ impl LabelSelector {
 mod label_selector_tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector as K8sSelector, LabelSelectorRequirement};
+    use std::collections::BTreeMap;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()

@@ -10,5 +10,5 @@ use crate::framework::PodContext;
 pub fn matches_node_selector(pod: &PodContext, node: &NodeInfo) -> bool {
     let labels = &node.node().metadata.labels;
     let selector_ok = pod.pod.spec.node_selector.iter().all(|(k, v)| labels.get(k) == Some(v));
-    selector_ok && pod.required_node_affinity.as_ref().is_none_or(|terms| terms.matches(node.name(), labels))
+    selector_ok && pod.required_node_affinity.as_ref().is_none_or(|terms| terms.matches(node.name(), &*node.state))
 }

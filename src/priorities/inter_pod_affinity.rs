@@ -28,11 +28,11 @@ use std::collections::BTreeMap;
 use crate::hashing::HashMap;
 use std::sync::Arc;
 
-use crate::cluster::topology_labels::LabelKey;
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};
 use crate::framework::{Priority, PriorityArgs, Scorer, MAX_PRIORITY};
+use crate::labels::{LabelKey, LabelMap};
 use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, Term};
 
 #[derive(Debug, Clone)]
@@ -128,7 +128,7 @@ impl Scorer for InterPodAffinityScorer {
         // The sum of the node's own domains.
         self.scores
             .iter()
-            .filter_map(|(key, values)| node.state.label(key).and_then(|value| values.get(value)))
+            .filter_map(|(key, values)| node.state.label_by(key).and_then(|value| values.get(value)))
             .fold(0i64, |acc, v| acc.saturating_add(*v))
     }
 

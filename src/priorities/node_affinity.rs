@@ -59,8 +59,7 @@ impl Priority for NodeAffinityPriority {
 
 impl Scorer for NodeAffinityScorer {
     fn score(&self, _pod: &PodContext, node: &NodeInfo) -> i64 {
-        let labels = &node.node().metadata.labels;
-        self.terms.iter().filter(|(_, term)| term.matches(node.name(), labels)).map(|(w, _)| *w).sum()
+        self.terms.iter().filter(|(_, term)| term.matches(node.name(), &*node.state)).map(|(w, _)| *w).sum()
     }
 
     fn normalize(&self, scores: &mut [i64]) {
