@@ -25,7 +25,7 @@ use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criteri
 use k8s_openapi::api::core::v1::Affinity;
 use predicate_extender::cluster::objects::Pod;
 use predicate_extender::cluster::{ClusterStore, Snapshot};
-use predicate_extender::engine::{Candidate, Verdict};
+use predicate_extender::engine::{Candidate, Timed, Verdict};
 use predicate_extender::gen_cluster::api_objects::PENDING_APP;
 use predicate_extender::gen_cluster::generate::ClusterSpec;
 use predicate_extender::metrics::Metrics;
@@ -83,9 +83,15 @@ fn bench_filter(c: &mut Criterion) {
                 std::hint::black_box(filtered.verdicts.len())
             })
         });
-        // As the handler runs it, the report going to the metrics: 90% of requests unsampled, 10%
-        // with every predicate timed on every node (upstream's pluginMetricsSamplePercent).
-        for (label, timed) in [("node_names_metrics_unsampled", false), ("node_names_metrics_sampled", true)] {
+        // As the handler runs it, the report going to the metrics: one candidate in ten timed
+        // (the server's sample), against none and against every candidate.
+        let sampled = Timed::OneIn { stride: 10, offset: 3 };
+        let cases = [
+            ("node_names_metrics_untimed", Timed::Never),
+            ("node_names_metrics_sampled", sampled),
+            ("node_names_metrics_every", Timed::Every),
+        ];
+        for (label, timed) in cases {
             group.bench_function(BenchmarkId::new(label, nodes), |b| {
                 let f = common::fixture(nodes);
                 let store = std::sync::Arc::new(ClusterStore::new(Snapshot::default()));

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
-use predicate_extender::engine::{OrderingMode, Plan};
+use predicate_extender::engine::{OrderingMode, Plan, Timed};
 use predicate_extender::gen_cluster::generate::ClusterSpec;
 use predicate_extender::policy::{parse, Overrides};
 
@@ -51,7 +51,9 @@ fn bench_ordering(c: &mut Criterion) {
             group.bench_function(BenchmarkId::new(name, mode.name()), |b| {
                 b.iter(|| {
                     let mut job = fixture.job(fixture.candidates_by_name(), false);
-                    job.timed = requests.fetch_add(1, Ordering::Relaxed).is_multiple_of(10);
+                    // As the server samples: one candidate in ten of every request.
+                    let offset = (requests.fetch_add(1, Ordering::Relaxed) % 10) as usize;
+                    job.timed = Timed::OneIn { stride: 10, offset };
                     let filtered = job.filter(common::evaluator()).expect("not cancelled");
                     std::hint::black_box(filtered.verdicts.len())
                 })

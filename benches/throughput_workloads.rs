@@ -95,7 +95,7 @@ impl Shape {
             candidates: self.names.iter().map(|n| Candidate::by_name(&self.snapshot, n.clone())).collect(),
             from_request_nodes: false,
             cancel: CancelFlag::new(),
-            timed: false,
+            timed: false.into(),
         }
     }
 }

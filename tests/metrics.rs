@@ -197,7 +197,8 @@ async fn series_exist_and_move_by_what_the_requests_did() {
     let last = Scrape::take(&server).await;
     deltas(&after, &last, &[(&format!("{P}nominated_second_passes_total"), &[], 1.0)]);
 
-    // One /filter in ten times its predicates node by node: 200 requests miss that with
+    // Every /filter times its predicates on one candidate in ten (from a random offset): of 200
+    // requests of six candidates, none timing node-b1 (first, passes CheckNodeCondition) has
     // probability 0.9^200 (< 1e-9).
     let timed = format!("{P}plugin_execution_duration_seconds_count");
     let success = [("plugin", "CheckNodeCondition"), filter, ("status", "Success")];
@@ -213,8 +214,8 @@ async fn series_exist_and_move_by_what_the_requests_did() {
             break;
         }
     }
-    // CheckNodeCondition passes on five demo nodes (node-a2 is cordoned): a sampled request times
-    // five successes.
-    assert!(sampled > 0.0 && sampled % 5.0 == 0.0, "{timed}{success:?} = {sampled}");
+    // CheckNodeCondition passes on five demo nodes (node-a2 is cordoned), so 200 requests time at
+    // most 1,000 of its successes; about a tenth of them.
+    assert!(sampled > 0.0 && sampled < 1000.0, "{timed}{success:?} = {sampled}");
     server.stop().await;
 }

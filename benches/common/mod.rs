@@ -109,7 +109,7 @@ impl Fixture {
             candidates,
             from_request_nodes,
             cancel: CancelFlag::new(),
-            timed: false,
+            timed: false.into(),
         }
     }
 

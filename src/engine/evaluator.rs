@@ -74,15 +74,25 @@ impl Evaluator {
         R: Send,
         F: Fn(&T) -> R + Sync + Send,
     {
+        self.map_indexed(items, cancel, |_, item| f(item))
+    }
+
+    /// [`Evaluator::map`] with each item's position passed along.
+    pub fn map_indexed<T, R, F>(&self, items: &[T], cancel: &CancelFlag, f: F) -> Result<Vec<R>, Cancelled>
+    where
+        T: Sync,
+        R: Send,
+        F: Fn(usize, &T) -> R + Sync + Send,
+    {
         let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
         let chunk = items.len().div_ceil(self.parallelism).max(1);
         self.pool.install(|| {
-            slots.par_chunks_mut(chunk).zip(items.par_chunks(chunk)).for_each(|(out, chunk)| {
-                for (slot, item) in out.iter_mut().zip(chunk) {
+            slots.par_chunks_mut(chunk).zip(items.par_chunks(chunk)).enumerate().for_each(|(c, (out, chunk_items))| {
+                for (i, (slot, item)) in out.iter_mut().zip(chunk_items).enumerate() {
                     if cancel.is_cancelled() {
                         return;
                     }
-                    *slot = Some(f(item));
+                    *slot = Some(f(c * chunk + i, item));
                 }
             })
         });

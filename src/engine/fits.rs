@@ -114,7 +114,7 @@ pub fn fits_on_node(
 }
 
 /// What `/filter` learns of one node: the reasons of the deciding pass, which predicates
-/// rejected it there, whether a second pass ran, and on a sampled request how long each
+/// rejected it there, whether a second pass ran, and on a sampled node how long each
 /// predicate took (both passes).
 #[derive(Debug, Default)]
 pub(crate) struct NodeRun {

@@ -16,7 +16,7 @@ pub mod prioritize;
 use std::sync::Arc;
 
 pub use evaluator::{CancelFlag, Cancelled, Evaluator};
-pub use observe::FilterReport;
+pub use observe::{FilterReport, Timed};
 pub use ordering::{OrderingMode, PredicateOrdering};
 pub use plan::{Plan, WeightedPriority};
 pub use prepared::{Prepared, States};
@@ -66,7 +66,7 @@ pub struct Filtered {
 }
 
 /// Checks the pod against every candidate, in parallel; verdicts come back in candidate order.
-/// With `timed` (a sampled request) every predicate is timed on every node. The plan's dynamic
+/// The candidates `timed` picks have every predicate timed (the metrics' sample). The plan's dynamic
 /// order, if it has one, learns from the report.
 pub fn filter(
     evaluator: &Evaluator,
@@ -74,14 +74,15 @@ pub fn filter(
     prepared: &Prepared,
     candidates: &[Candidate],
     cancel: &CancelFlag,
-    timed: bool,
+    timed: impl Into<Timed>,
 ) -> Result<Filtered, EvaluationError> {
-    let runs = evaluator.map(candidates, cancel, |candidate| match candidate {
+    let timed = timed.into();
+    let runs = evaluator.map_indexed(candidates, cancel, |i, candidate| match candidate {
         Candidate::Unknown(_) => Ok(None),
-        Candidate::Known(node, nominated) => fits::run_node(plan, prepared, node, nominated, timed).map(Some),
+        Candidate::Known(node, nominated) => fits::run_node(plan, prepared, node, nominated, timed.node(i)).map(Some),
     })?;
-    let mut report = FilterReport::new(plan.predicates.len(), timed);
-    if timed {
+    let mut report = FilterReport::new(plan.predicates.len(), timed.any());
+    if timed.any() {
         report.timings.reserve(
             runs.iter().map(|r| r.as_ref().map_or(0, |run| run.as_ref().map_or(0, |r| r.timings.len()))).sum(),
         );
@@ -111,8 +112,8 @@ pub struct RequestJob {
     /// The candidates came as `Nodes`: their objects stand in for the cached ones.
     pub from_request_nodes: bool,
     pub cancel: CancelFlag,
-    /// A sampled request: its predicates are timed on every node.
-    pub timed: bool,
+    /// The candidates whose predicates are timed (the metrics' sample).
+    pub timed: Timed,
 }
 
 impl RequestJob {

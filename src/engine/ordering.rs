@@ -6,7 +6,7 @@
 //!
 //! The dynamic order learns from what the engine reports of each `/filter` request
 //! ([`FilterReport`]): per plan slot, decayed counts of evaluations and rejections, and the mean
-//! cost per evaluation from the sampled requests' timings. Every [`Settings::every_requests`]
+//! cost per evaluation from the sampled candidates' timings. Every [`Settings::every_requests`]
 //! requests or [`Settings::every`] (whichever comes first) it publishes a new order, swapped
 //! atomically; a request loads the order once and runs with it from start to end. Which nodes fit
 //! never depends on the order; only which reason a failing node reports does.

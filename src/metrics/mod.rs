@@ -10,11 +10,12 @@
 //!   (/filter), `Score` (/prioritize), `Bind` (/bind), `PostFilter` (/preempt); status `Success`,
 //!   or `Error` when the answer carries an error or is not a 200.
 //! - `plugin_execution_duration_seconds{plugin,extension_point,status}`: histogram, exponential
-//!   buckets from 0.00001 by 1.5, 20 of them. One observation per predicate per node, on sampled
-//!   /filter requests only: upstream samples scheduling cycles with
-//!   `rand.Intn(100) < pluginMetricsSamplePercent` (10) in `schedule_one.go`, and so does the
-//!   engine ([`crate::engine::observe::SAMPLE_PERCENT`]). Status as upstream's codes: `Success`, `Unschedulable`,
-//!   `UnschedulableAndUnresolvable`.
+//!   buckets from 0.00001 by 1.5, 20 of them. One observation per predicate per timed node.
+//!   Upstream times every node of a sampled scheduling cycle
+//!   (`rand.Intn(100) < pluginMetricsSamplePercent`, 10, in `schedule_one.go`); the engine times
+//!   the same share, one candidate in ten of every /filter from a random offset
+//!   ([`crate::engine::observe::Sampler`]), so no request pays for all of it at once. Status as
+//!   upstream's codes: `Success`, `Unschedulable`, `UnschedulableAndUnresolvable`.
 //! - `plugin_evaluation_total{plugin,extension_point,profile}`: counter. Upstream counts every
 //!   Filter call; we count the same from the verdicts, per request: a node that fails at a
 //!   predicate ran the predicates up to it, one that fits ran them all (with

@@ -51,7 +51,7 @@ impl Collector for OrderingCollector {
         }
         let mut cost = encoder.encode_descriptor(
             "predicate_cost",
-            "Dynamic ordering: a predicate's mean time on one node, from the sampled /filter requests (decayed)",
+            "Dynamic ordering: a predicate's mean time on one node, from the sampled /filter candidates (decayed)",
             Some(&Unit::Seconds),
             MetricType::Gauge,
         )?;

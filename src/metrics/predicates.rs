@@ -1,6 +1,6 @@
 //! Per-predicate series, from what the engine reports of each /filter request
 //! ([`FilterReport`]): evaluations and rejections counted once per request (no counter is touched
-//! per node), durations from the sampled requests' timings, and the nominated-pod second passes.
+//! per node), durations from the sampled candidates' timings, and the nominated-pod second passes.
 //! The metrics only read the report; they never steer the engine.
 //!
 //! The series of a plan's predicates are resolved once per plan (by slot, so a request never
@@ -183,7 +183,7 @@ impl PredicateMetrics {
     }
 
     /// The sampled timings of [`PredicateMetrics::record`]: one observation per predicate per
-    /// node (60,000 at 5,000 nodes, a millisecond or two), so the server records them after the
+    /// sampled node (6,000 at 5,000 candidates), so the server records them after the
     /// answer has left.
     pub fn record_timings(&self, plan: &Plan, report: &FilterReport) {
         if report.timings.is_empty() {
@@ -284,7 +284,7 @@ mod tests {
             candidates,
             from_request_nodes: false,
             cancel: crate::engine::CancelFlag::new(),
-            timed,
+            timed: timed.into(),
         }
     }
 

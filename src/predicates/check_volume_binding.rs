@@ -1162,7 +1162,7 @@ mod tests {
             snapshot,
             from_request_nodes: false,
             cancel: CancelFlag::new(),
-            timed: false,
+            timed: false.into(),
         };
         let filtered = job.filter(&Evaluator::new(4).unwrap()).unwrap();
         let fits = filtered.verdicts.iter().filter(|v| v.fits()).count();

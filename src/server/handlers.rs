@@ -18,7 +18,7 @@ use axum::Json;
 use rayon::prelude::*;
 use serde_json::value::RawValue;
 
-use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob};
+use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob, Timed};
 use crate::metrics::phases::{Phase, PhaseClock};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
@@ -116,7 +116,7 @@ fn resolve_request<'a>(
         candidates,
         from_request_nodes: request_nodes.is_some(),
         cancel: cancel.clone(),
-        timed: verb == Verb::Filter && state.sampler.sample(),
+        timed: if verb == Verb::Filter { state.sampler.pick() } else { Timed::Never },
     };
     clock.lap(Phase::Resolve);
     Ok(ResolvedRequest { pod_key, job, request_nodes })
