@@ -56,7 +56,8 @@ for n in $SIZES; do
   limit=${limit}Mi
   out=$(NODES=$n PODS_PER_NODE=15 SAMPLE=$k CONCURRENCY=1 DURATION=$DURATION \
     SERVE_ARGS="--max-body-bytes $limit ${SERVE_ARGS:-}" \
-    CASES="names sample nodes prioritize" bench/load.sh | tee /dev/stderr) || exit 1
+    CASES="names sample nodes prioritize" bench/load.sh) || exit 1
+  printf '%s\n' "$out" >&2
   # "filter NodeNames x5000  1  p50 p90 p99 | in-p50 in-p90 in-p99 in-max | req/s requests errors timeouts"
   while read -r line; do
     rows+=("$n|$line")
