@@ -7,7 +7,7 @@
 #
 # Generates (or reuses) into target/load/N-nodes/ (N-nodes-Pppn/ when P is not 20) with
 # `gen-cluster`: a snapshot of N nodes x P pods (20 by default), the pending pod, and its /filter
-# bodies (every node as NodeNames, K of them as NodeNames, every node as Nodes). Starts `serve
+# bodies (every node as NodeNames, K of them as NodeNames (sample-K.json), every node as Nodes). Starts `serve
 # --cluster-snapshot` on it, waits for /readyz, runs wrk for a fixed duration per case (wrk runs
 # for a duration, not a request count), stops the server on exit. "Inside" percentiles come from
 # the `elapsed_us` of the server's "answered" log lines: from the body's first byte read to the
@@ -80,7 +80,7 @@ echo "== generating into $DIR (reused when present; --regen to rewrite)"
 generate cluster.json
 generate pod.json --pending-pod
 generate names.json --extender-args node-names
-generate sample.json --extender-args node-names --candidates "$SAMPLE"
+generate "sample-$SAMPLE.json" --extender-args node-names --candidates "$SAMPLE"
 generate nodes.json --extender-args nodes
 ls -l "$DIR"/*.json | awk '{printf "  %12d  %s\n", $5, $NF}'
 
@@ -110,7 +110,7 @@ RUN=()
 for k in $CASES; do
   case $k in
     names) RUN+=("filter NodeNames x$NODES|/filter|names.json") ;;
-    sample) RUN+=("filter NodeNames x$((SAMPLE < NODES ? SAMPLE : NODES))|/filter|sample.json") ;;
+    sample) RUN+=("filter NodeNames x$((SAMPLE < NODES ? SAMPLE : NODES))|/filter|sample-$SAMPLE.json") ;;
     nodes) RUN+=("filter Nodes x$NODES|/filter|nodes.json") ;;
     prioritize) RUN+=("prioritize NodeNames x$NODES|/prioritize|names.json") ;;
   esac
