@@ -14,6 +14,8 @@ use std::task::{Context, Poll};
 use axum::body::{Body, Bytes};
 use hyper::body::{Frame, SizeHint};
 
+use crate::server::large_bodies::Admitted;
+
 /// A write at least this long that lies inside the request body is shared rather than copied:
 /// below it the slice's bookkeeping costs more than the copy.
 const SHARE_AT_LEAST: usize = 256;
@@ -23,12 +25,15 @@ const SHARE_AT_LEAST: usize = 256;
 pub(crate) struct AnswerBytes {
     pieces: Vec<Bytes>,
     len: usize,
+    /// A large request's admission, released once the answer has been written (its pieces may be
+    /// the request body's bytes).
+    admitted: Admitted,
 }
 
 impl From<Vec<u8>> for AnswerBytes {
     fn from(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
-        AnswerBytes { pieces: vec![Bytes::from(bytes)], len }
+        AnswerBytes { pieces: vec![Bytes::from(bytes)], len, admitted: None }
     }
 }
 
@@ -45,7 +50,12 @@ impl AnswerBytes {
     /// The answer as a response body of known length (hyper writes `Content-Length`, as for a
     /// single buffer).
     pub(crate) fn into_body(self) -> Body {
-        Body::new(PiecesBody { pieces: self.pieces.into_iter(), left: self.len as u64 })
+        Body::new(PiecesBody { pieces: self.pieces.into_iter(), left: self.len as u64, _admitted: self.admitted })
+    }
+
+    /// These bytes, holding `admitted` until they have been written.
+    pub(crate) fn holding(self, admitted: Admitted) -> Self {
+        AnswerBytes { admitted, ..self }
     }
 }
 
@@ -66,7 +76,7 @@ impl Pieces {
 
     pub(crate) fn finish(mut self) -> AnswerBytes {
         self.end_copied();
-        AnswerBytes { pieces: self.done, len: self.len }
+        AnswerBytes { pieces: self.done, len: self.len, admitted: None }
     }
 
     fn end_copied(&mut self) {
@@ -109,6 +119,7 @@ impl io::Write for Pieces {
 struct PiecesBody {
     pieces: std::vec::IntoIter<Bytes>,
     left: u64,
+    _admitted: Admitted,
 }
 
 impl hyper::body::Body for PiecesBody {

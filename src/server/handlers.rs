@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -23,6 +23,7 @@ use crate::metrics::phases::{Phase, PhaseClock};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
 use crate::server::body::{read_body, BodyError};
+use crate::server::large_bodies::{Admitted, TurnNotReached};
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::wire::{
@@ -236,6 +237,11 @@ impl Answer {
         }
     }
 
+    /// This answer, holding a large request's admission until it has been written.
+    fn holding(self, admitted: Admitted) -> Answer {
+        Answer { body: self.body.holding(admitted), ..self }
+    }
+
     pub(crate) fn into_response(self) -> Response {
         let response = (self.status, [(CONTENT_TYPE, "application/json")], self.body.into_body()).into_response();
         if self.error {
@@ -319,6 +325,18 @@ struct Incoming<'a> {
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
 async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, verb: Verb, work: VerbWork) -> Response {
     let started = Instant::now();
+    // A large body waits for its turn (at most half the request deadline): the time is `read`'s.
+    let wait = state.request_timeout / 2;
+    let admitted = match state.large_bodies.admit(&headers, state.max_body_bytes, wait).await {
+        Ok(admitted) => admitted,
+        Err(TurnNotReached) => {
+            let bytes = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).unwrap_or("unknown length");
+            let waited = humantime::format_duration(wait).to_string();
+            tracing::warn!(verb = verb.name(), bytes, waited, "a large request body waited too long for its turn");
+            let e = Unanswered::LargeBodyWaited { verb, bytes: bytes.to_string(), waited };
+            return Answer::error(verb, &e.into()).into_response();
+        }
+    };
     let mut clock = PhaseClock::starting(started);
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => Bytes::from(b),
@@ -361,7 +379,7 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
         resume_us = us(Phase::Resume),
         "answered"
     );
-    answer.into_response()
+    answer.holding(admitted).into_response()
 }
 
 /// `/filter`: an `ExtenderFilterResult`; errors in its `Error` field (200 when the request was

@@ -7,6 +7,7 @@ pub mod connections;
 pub mod explain_handler;
 pub mod filter_result;
 pub mod handlers;
+pub mod large_bodies;
 pub mod listener;
 pub mod policy_reload;
 pub mod preempt_handler;
@@ -34,6 +35,7 @@ use crate::engine::evaluator::default_parallelism;
 use crate::engine::observe::Sampler;
 use crate::engine::{Evaluator, OrderingMode, Plan};
 use crate::metrics::Metrics;
+use crate::server::large_bodies::LargeBodies;
 // `ServeConfig::cluster`'s type (defined with the sources), named beside the config.
 pub use crate::cluster::source::ClusterSource;
 pub use admin::Readiness;
@@ -123,6 +125,8 @@ pub struct AppState {
     /// The live source's watches; `None` for a snapshot or the demo cluster (always synced).
     pub watches: Option<Arc<WatchHealth>>,
     pub metrics: Arc<Metrics>,
+    /// Large bodies (whole `Nodes`) are read and answered one at a time.
+    pub large_bodies: LargeBodies,
 }
 
 impl AppState {
@@ -144,6 +148,7 @@ impl AppState {
             request_timeout: defaults.request_timeout,
             watches: None,
             metrics,
+            large_bodies: LargeBodies::default(),
         }
     }
 
@@ -328,6 +333,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         request_timeout: config.request_timeout,
         watches,
         metrics: Arc::clone(&metrics),
+        large_bodies: LargeBodies::default(),
     });
 
     let (shutdown, _) = watch::channel(false);

@@ -63,6 +63,8 @@ pub enum Unanswered {
     TimedOut { verb: Verb, pod: String, nodes: usize, deadline: String },
     #[error("the {verb} request was still being decoded when the request timeout of {deadline} passed")]
     TimedOutDecoding { verb: Verb, deadline: String },
+    #[error("the {verb} request's body of {bytes} waited {waited} for the large request before it to be answered (whole-Nodes bodies are read one at a time; nodeCacheCapable: true sends names instead)")]
+    LargeBodyWaited { verb: Verb, bytes: String, waited: String },
 }
 
 /// Why a verb answers with an error rather than its result; [`VerbError::status`] is its code.
