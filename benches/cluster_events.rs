@@ -33,7 +33,7 @@ fn new_pods(nodes: usize) -> Vec<Pod> {
 
 fn bench_events(c: &mut Criterion) {
     let mut group = c.benchmark_group("cluster_events");
-    for nodes in common::SIZES {
+    for nodes in common::sizes() {
         common::configure(&mut group, nodes);
         group.throughput(Throughput::Elements(2 * ADDS as u64));
         group.bench_function(BenchmarkId::new("5000_adds_5000_deletes", nodes), |b| {

@@ -11,7 +11,7 @@ use predicate_extender::wire::ExtenderArgs;
 
 fn bench_decode(c: &mut Criterion) {
     let mut group = c.benchmark_group("decode");
-    for nodes in common::SIZES {
+    for nodes in common::sizes() {
         common::configure(&mut group, nodes);
         for (mode, body) in [("node_names", false), ("nodes", true)] {
             // The body's size is known only once the fixture is built: throughput is in elements

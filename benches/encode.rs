@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 fn bench_encode(c: &mut Criterion) {
     let mut group = c.benchmark_group("encode");
-    for nodes in common::SIZES {
+    for nodes in common::sizes() {
         common::configure(&mut group, nodes);
         group.bench_function(BenchmarkId::new("filter_node_names", nodes), |b| {
             let f = common::fixture(nodes);

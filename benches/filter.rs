@@ -34,7 +34,7 @@ use predicate_extender::wire::{Candidates, ExtenderArgs};
 
 fn bench_filter(c: &mut Criterion) {
     let mut group = c.benchmark_group("filter");
-    for nodes in common::SIZES {
+    for nodes in common::sizes() {
         common::configure(&mut group, nodes);
         group.bench_function(BenchmarkId::new("node_names", nodes), |b| {
             let f = common::fixture(nodes);

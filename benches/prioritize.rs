@@ -10,7 +10,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 fn bench_prioritize(c: &mut Criterion) {
     let mut group = c.benchmark_group("prioritize");
-    for nodes in common::SIZES {
+    for nodes in common::sizes() {
         common::configure(&mut group, nodes);
         group.bench_function(BenchmarkId::new("node_names", nodes), |b| {
             let f = common::fixture(nodes);

@@ -28,8 +28,20 @@ use rayon::prelude::*;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The cluster sizes every group measures.
+/// The cluster sizes every group measures by default.
 pub const SIZES: [usize; 3] = [100, 1000, 5000];
+
+/// The sizes to measure: `BENCH_NODES` ("15000", "1000 5000") when set, else [`SIZES`]. A value
+/// that is not a number stops the bench with its name.
+pub fn sizes() -> Vec<usize> {
+    match std::env::var("BENCH_NODES") {
+        Ok(list) => list
+            .split_whitespace()
+            .map(|n| n.parse().unwrap_or_else(|_| panic!("BENCH_NODES: {n:?} is not a node count")))
+            .collect(),
+        Err(_) => SIZES.to_vec(),
+    }
+}
 
 /// The shape `gen-cluster` writes by default (seed 1), at `nodes` nodes.
 pub fn spec(nodes: usize) -> ClusterSpec {
