@@ -1,7 +1,7 @@
 //! `NodeInfo`: a node and what runs on it, with the sums the predicates need computed once, when the
 //! cluster changes, never per request.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::intern::IStr;
@@ -105,10 +105,8 @@ pub struct NodeState {
     pub condition_failures: Box<[ConditionFailure]>,
     /// The image names, tabled on first use (see `node_images`).
     images: NodeImages,
-    /// The zone key ([`zone_key`]), read from the labels on first use: the spreading priorities
-    /// group every candidate by it.
-    zone: OnceLock<Option<(Box<str>, Box<str>)>>,
-    /// Zone, region and hostname, copied out of the labels on first use.
+    /// Zone, region and hostname (and the beta zone keys), copied out of the labels on first use:
+    /// the spreading priorities group every candidate by zone.
     topology: TopologyLabels,
 }
 
@@ -123,7 +121,6 @@ impl NodeState {
             conditions,
             condition_failures,
             images: NodeImages::default(),
-            zone: OnceLock::new(),
             topology: TopologyLabels::default(),
         }
     }
@@ -145,10 +142,7 @@ impl NodeState {
 
     /// The node's `(region, zone)` as upstream's `GetZoneKey` reads it; `None` without a zone.
     pub fn zone_key(&self) -> Option<(&str, &str)> {
-        let key = self.zone.get_or_init(|| {
-            zone_key(&self.node.metadata.labels).map(|(region, zone)| (Box::from(region), Box::from(zone)))
-        });
-        key.as_ref().map(|(region, zone)| (&**region, &**zone))
+        zone_key(self)
     }
 
     /// Whether the node reports the image under this name.

@@ -82,11 +82,6 @@ pub fn filter(
         Candidate::Known(node, nominated) => fits::run_node(plan, prepared, node, nominated, timed.node(i)).map(Some),
     })?;
     let mut report = FilterReport::new(plan.predicates.len(), timed.any());
-    if timed.any() {
-        report.timings.reserve(
-            runs.iter().map(|r| r.as_ref().map_or(0, |run| run.as_ref().map_or(0, |r| r.timings.len()))).sum(),
-        );
-    }
     let mut verdicts = Vec::with_capacity(runs.len());
     for run in runs {
         let Some(run) = run? else {

@@ -27,10 +27,15 @@ pub const GA_ZONE: &str = "topology.kubernetes.io/zone";
 pub const GA_REGION: &str = "topology.kubernetes.io/region";
 /// `kubernetes.io/hostname`.
 pub const HOSTNAME: &str = "kubernetes.io/hostname";
+/// `failure-domain.beta.kubernetes.io/zone`: read before the GA key by `GetZoneKey` (1.17).
+pub const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
+/// `failure-domain.beta.kubernetes.io/region`: read before the GA key by `GetZoneKey` (1.17).
+pub const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
 
 /// The keys a node keeps apart from its label map (`cluster::topology_labels`), in slot order:
-/// the topology keys that spread constraints, inter-pod affinity and zone preferences name.
-pub const KEPT_KEYS: [&str; 3] = [GA_ZONE, GA_REGION, HOSTNAME];
+/// the topology keys that spread constraints, inter-pod affinity and zone preferences name, and
+/// the beta zone keys that the spreading priorities' zone key reads first.
+pub const KEPT_KEYS: [&str; 5] = [GA_ZONE, GA_REGION, HOSTNAME, BETA_ZONE, BETA_REGION];
 
 /// A label key as a request looks it up on many nodes: one of [`KEPT_KEYS`] by slot, or any other.
 #[derive(Debug, Clone, PartialEq, Eq)]

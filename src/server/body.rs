@@ -32,6 +32,11 @@ pub struct BodyError {
 /// then while reading, for chunked bodies), and a body still arriving `deadline` after the handler
 /// started (its head was in) with 408: a client must not hold a connection and a buffer by
 /// trickling its body.
+/// The body length the client declares (`Content-Length`), if it declares a readable one.
+pub fn declared_length(headers: &HeaderMap) -> Option<usize> {
+    headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok())
+}
+
 pub async fn read_body(
     headers: &HeaderMap,
     body: Body,
@@ -42,8 +47,7 @@ pub async fn read_body(
         status: StatusCode::PAYLOAD_TOO_LARGE,
         message: format!("request body of {n} bytes is over the limit of {limit} bytes (--max-body-bytes)"),
     };
-    let declared =
-        headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
+    let declared = declared_length(headers);
     let mut body = body;
     if let Some(n) = declared {
         if n > limit {

@@ -11,8 +11,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{header, HeaderMap};
+use axum::http::HeaderMap;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::server::body::declared_length;
 
 /// A body declared at least this long, or not declared (chunked), is large. A `NodeNames` body of
 /// 15,000 names is 0.2 MB; `Nodes` of 400 nodes are 4 MB.
@@ -41,9 +43,7 @@ impl LargeBodies {
     /// most `wait`. A body over `limit` is refused unread by the body reader, so it does not
     /// wait.
     pub async fn admit(&self, headers: &HeaderMap, limit: usize, wait: Duration) -> Result<Admitted, TurnNotReached> {
-        let declared =
-            headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok());
-        match declared {
+        match declared_length(headers) {
             Some(n) if n < LARGE_BODY_BYTES || n > limit => return Ok(None),
             _ => {}
         }
@@ -65,6 +65,7 @@ impl Default for LargeBodies {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::header;
 
     fn declaring(bytes: usize) -> HeaderMap {
         let mut headers = HeaderMap::new();
