@@ -774,3 +774,20 @@ fn paths_in_code_count_and_circles_are_found() {
     assert!(!code_of(&src().join("engine/fits.rs")).contains("#[cfg(test)]\nmod tests"));
     assert!(std::fs::read_to_string(src().join("engine/fits.rs")).unwrap().contains("#[cfg(test)]\nmod tests"));
 }
+
+/// A /filter's large `Nodes` body is decoded without `status.images` (`server::streamed_nodes`,
+/// `cluster::node_images::without_images`): nothing a /filter evaluates may read node images.
+#[test]
+fn no_predicate_reads_node_images() {
+    let mut read = Vec::new();
+    for dir in ["predicates", "framework", "engine", "plugin_helpers"] {
+        for path in rust_files(&src().join(dir)) {
+            let code = code_of(&path);
+            let uses = ["images", "NodeImages", "ImageName", "image_locality"].iter().any(|w| names(&code, w));
+            if uses {
+                read.push(display(&path));
+            }
+        }
+    }
+    assert!(read.is_empty(), "node images read where a /filter evaluates: {read:?}");
+}

@@ -103,6 +103,11 @@ impl Evaluator {
     /// (freeing its thousands of candidates and verdicts, recording its sampled timings) need
     /// not stand between its answer and the client.
     pub fn after_answer(&self, work: impl FnOnce() + Send + 'static) {
+        self.detached(work);
+    }
+
+    /// Runs `work` on the pool; nobody waits for it here (it reports through what it captures).
+    pub fn detached(&self, work: impl FnOnce() + Send + 'static) {
         self.pool.spawn(work);
     }
 

@@ -9,11 +9,12 @@ use std::time::{Duration, Instant};
 /// One phase of a request on its way from the body's first byte to its encoded answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
-    /// The body, from the first poll to its last byte (a slow client's time is here).
+    /// The body, from the first poll to its last byte (a slow client's time is here). A large
+    /// `Nodes` body's nodes are decoded while it arrives (`server::streamed_nodes`): that is here too.
     Read,
     /// Waiting for a worker of the evaluator's pool.
     Queue,
-    /// `ExtenderArgs` from JSON.
+    /// `ExtenderArgs` from JSON (of a large `Nodes` body, what is left once its items are out).
     Decode,
     /// The candidates looked up in the cluster model (or the request's `Nodes` matched to it).
     Resolve,

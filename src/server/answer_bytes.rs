@@ -6,25 +6,40 @@
 //! serde_json still writes every byte of the answer, in order, so it is the same answer byte for
 //! byte: [`Pieces`] only decides, for each write, whether to copy it or, when it lies inside the
 //! request body (a `RawValue` is written with one `write_all` of its text), to keep a slice of it.
+//! For a streamed body ([`crate::server::streamed_nodes`]) the request body is the skeleton, and a
+//! write of one of its placeholders stands for that item's bytes, kept compressed
+//! ([`ItemArchive`]): they are decompressed, a block at a time, as the answer is written.
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::body::{Body, Bytes};
 use hyper::body::{Frame, SizeHint};
 
+use crate::server::item_archive::{ArchiveReader, ItemArchive};
 use crate::server::large_bodies::Admitted;
 
 /// A write at least this long that lies inside the request body is shared rather than copied:
 /// below it the slice's bookkeeping costs more than the copy.
 const SHARE_AT_LEAST: usize = 256;
 
+/// A piece of an answer.
+#[derive(Debug)]
+enum Piece {
+    Bytes(Bytes),
+    /// A kept item of the request, by number.
+    Item(u32),
+}
+
 /// An answer's bytes: its pieces, in order.
 #[derive(Debug, Default)]
 pub(crate) struct AnswerBytes {
-    pieces: Vec<Bytes>,
+    pieces: Vec<Piece>,
     len: usize,
+    /// Where `Piece::Item`s are.
+    archive: Option<Arc<ItemArchive>>,
     /// A large request's admission, released once the answer has been written (its pieces may be
     /// the request body's bytes).
     admitted: Admitted,
@@ -33,24 +48,31 @@ pub(crate) struct AnswerBytes {
 impl From<Vec<u8>> for AnswerBytes {
     fn from(bytes: Vec<u8>) -> Self {
         let len = bytes.len();
-        AnswerBytes { pieces: vec![Bytes::from(bytes)], len, admitted: None }
+        AnswerBytes { pieces: vec![Piece::Bytes(Bytes::from(bytes))], len, archive: None, admitted: None }
     }
 }
 
 impl AnswerBytes {
-    /// The answer in one buffer (the fuzz targets and tests compare it whole).
-    pub(crate) fn into_vec(self) -> Vec<u8> {
+    /// The answer in one buffer (the fuzz targets and tests compare it whole). Fails only if a
+    /// kept item cannot be read back.
+    pub(crate) fn into_vec(self) -> io::Result<Vec<u8>> {
         let mut whole = Vec::with_capacity(self.len);
-        for piece in &self.pieces {
-            whole.extend_from_slice(piece);
+        let mut reader = self.archive.map(ArchiveReader::new);
+        for piece in self.pieces {
+            whole.extend_from_slice(&piece_bytes(piece, &mut reader)?);
         }
-        whole
+        Ok(whole)
     }
 
     /// The answer as a response body of known length (hyper writes `Content-Length`, as for a
     /// single buffer).
     pub(crate) fn into_body(self) -> Body {
-        Body::new(PiecesBody { pieces: self.pieces.into_iter(), left: self.len as u64, _admitted: self.admitted })
+        Body::new(PiecesBody {
+            pieces: self.pieces.into_iter(),
+            reader: self.archive.map(ArchiveReader::new),
+            left: self.len as u64,
+            _admitted: self.admitted,
+        })
     }
 
     /// These bytes, holding `admitted` until they have been written.
@@ -59,54 +81,78 @@ impl AnswerBytes {
     }
 }
 
+/// A piece's bytes (an item's read back through `reader`).
+fn piece_bytes(piece: Piece, reader: &mut Option<ArchiveReader>) -> io::Result<Bytes> {
+    match (piece, reader) {
+        (Piece::Bytes(bytes), _) => Ok(bytes),
+        (Piece::Item(g), Some(reader)) => reader.item(g),
+        (Piece::Item(g), None) => Err(io::Error::other(format!("kept item {g} without its archive"))),
+    }
+}
+
 /// A [`std::io::Write`] that serde_json writes an answer into; [`Pieces::finish`] gives its bytes.
 pub(crate) struct Pieces {
     /// The request body: writes from inside it are kept as slices of it.
     source: Bytes,
-    done: Vec<Bytes>,
+    /// A streamed body's kept items: a write of a placeholder in `source` stands for its item.
+    archive: Option<Arc<ItemArchive>>,
+    done: Vec<Piece>,
     /// Copied bytes since the last shared slice.
     copied: Vec<u8>,
     len: usize,
 }
 
 impl Pieces {
-    pub(crate) fn sharing(source: Bytes) -> Self {
-        Pieces { source, done: Vec::new(), copied: Vec::new(), len: 0 }
+    pub(crate) fn sharing(source: Bytes, archive: Option<Arc<ItemArchive>>) -> Self {
+        Pieces { source, archive, done: Vec::new(), copied: Vec::new(), len: 0 }
     }
 
     pub(crate) fn finish(mut self) -> AnswerBytes {
         self.end_copied();
-        AnswerBytes { pieces: self.done, len: self.len, admitted: None }
+        AnswerBytes { pieces: self.done, len: self.len, archive: self.archive, admitted: None }
     }
 
     fn end_copied(&mut self) {
         if !self.copied.is_empty() {
-            self.done.push(Bytes::from(std::mem::take(&mut self.copied)));
+            self.done.push(Piece::Bytes(Bytes::from(std::mem::take(&mut self.copied))));
         }
     }
 
-    /// `buf` as a slice of the request body, when it lies inside it (compared by address: serde_json
-    /// hands a `RawValue`'s text, borrowed from the body, straight to the writer).
-    fn shared(&self, buf: &[u8]) -> Option<Bytes> {
+    /// Where `buf` starts in the request body, when it lies inside it (compared by address:
+    /// serde_json hands a `RawValue`'s text, borrowed from the body, straight to the writer).
+    fn offset_in_source(&self, buf: &[u8]) -> Option<usize> {
+        let start = (buf.as_ptr() as usize).checked_sub(self.source.as_ptr() as usize)?;
+        (start.checked_add(buf.len())? <= self.source.len()).then_some(start)
+    }
+
+    /// The piece `buf` is when it is not copied: a slice of the request body, or a kept item.
+    fn shared(&self, buf: &[u8]) -> Option<(Piece, usize)> {
+        if buf == b"0" {
+            let archive = self.archive.as_ref()?;
+            let g = archive.item_at(self.offset_in_source(buf)?)?;
+            return Some((Piece::Item(g), archive.len_of(g)));
+        }
         if buf.len() < SHARE_AT_LEAST {
             return None;
         }
-        let start = (buf.as_ptr() as usize).checked_sub(self.source.as_ptr() as usize)?;
-        let end = start.checked_add(buf.len())?;
-        (end <= self.source.len()).then(|| self.source.slice(start..end))
+        let start = self.offset_in_source(buf)?;
+        Some((Piece::Bytes(self.source.slice(start..start + buf.len())), buf.len()))
     }
 }
 
 impl io::Write for Pieces {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self.shared(buf) {
-            Some(slice) => {
+            Some((piece, len)) => {
                 self.end_copied();
-                self.done.push(slice);
+                self.done.push(piece);
+                self.len += len;
             }
-            None => self.copied.extend_from_slice(buf),
+            None => {
+                self.copied.extend_from_slice(buf);
+                self.len += buf.len();
+            }
         }
-        self.len += buf.len();
         Ok(buf.len())
     }
 
@@ -117,21 +163,28 @@ impl io::Write for Pieces {
 
 /// [`AnswerBytes`] as an HTTP body: one frame per piece, its length known up front.
 struct PiecesBody {
-    pieces: std::vec::IntoIter<Bytes>,
+    pieces: std::vec::IntoIter<Piece>,
+    reader: Option<ArchiveReader>,
     left: u64,
     _admitted: Admitted,
 }
 
 impl hyper::body::Body for PiecesBody {
     type Data = Bytes;
-    type Error = std::convert::Infallible;
+    type Error = io::Error;
 
     fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-        let next = self.pieces.next();
-        if let Some(piece) = &next {
-            self.left = self.left.saturating_sub(piece.len() as u64);
+        let this = &mut *self;
+        let Some(piece) = this.pieces.next() else { return Poll::Ready(None) };
+        // A kept item that cannot be read back ends the answer short of its declared length: the
+        // client sees a broken answer, never a wrong one.
+        let frame = piece_bytes(piece, &mut this.reader).inspect_err(|e| {
+            tracing::error!(error = %e, "an answer could not be written whole");
+        });
+        if let Ok(bytes) = &frame {
+            this.left = this.left.saturating_sub(bytes.len() as u64);
         }
-        Poll::Ready(next.map(|piece| Ok(Frame::data(piece))))
+        Poll::Ready(Some(frame.map(Frame::data)))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -155,25 +208,25 @@ mod tests {
     fn shares_long_writes_from_inside_the_source_and_copies_the_rest() {
         let source = Bytes::from(format!("{{\"x\":{}}}", "7".repeat(300)));
         let inside = &source[5..305];
-        let mut pieces = Pieces::sharing(source.clone());
+        let mut pieces = Pieces::sharing(source.clone(), None);
         pieces.write_all(b"[").unwrap();
         pieces.write_all(inside).unwrap();
         pieces.write_all(&source[0..4]).unwrap(); // inside, but short: copied
         pieces.write_all(&"8".repeat(300).into_bytes()).unwrap(); // long, but not inside: copied
         let answer = pieces.finish();
         assert_eq!(answer.pieces.len(), 3);
-        assert_eq!(answer.pieces[1].as_ptr(), inside.as_ptr(), "shared, not copied");
+        assert!(matches!(&answer.pieces[1], Piece::Bytes(b) if b.as_ptr() == inside.as_ptr()), "shared, not copied");
         let want = [&b"["[..], inside, &source[0..4], "8".repeat(300).as_bytes()].concat();
         assert_eq!(answer.len, want.len());
-        assert_eq!(answer.into_vec(), want);
+        assert_eq!(answer.into_vec().unwrap(), want);
     }
 
     #[tokio::test]
     async fn the_body_has_its_exact_length_and_every_piece() {
-        let mut pieces = Pieces::sharing(Bytes::new());
+        let mut pieces = Pieces::sharing(Bytes::new(), None);
         pieces.write_all(b"{\"a\":").unwrap();
         let mut answer = pieces.finish();
-        answer.pieces.push(Bytes::from_static(b"1}"));
+        answer.pieces.push(Piece::Bytes(Bytes::from_static(b"1}")));
         answer.len += 2;
         let body = answer.into_body();
         assert_eq!(hyper::body::Body::size_hint(&body).exact(), Some(7));

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, StatusCode};
 use http_body_util::BodyExt;
 
@@ -28,28 +28,51 @@ pub struct BodyError {
     pub message: String,
 }
 
-/// Reads the whole body, refusing more than `limit` bytes (checked against `Content-Length` first,
-/// then while reading, for chunked bodies), and a body still arriving `deadline` after the handler
-/// started (its head was in) with 408: a client must not hold a connection and a buffer by
-/// trickling its body.
 /// The body length the client declares (`Content-Length`), if it declares a readable one.
 pub fn declared_length(headers: &HeaderMap) -> Option<usize> {
     headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<usize>().ok())
 }
 
+/// Where a body's bytes go as they arrive.
+pub(crate) trait BodySink {
+    /// The next piece of the body.
+    async fn take(&mut self, data: Bytes);
+    /// Bytes taken so far.
+    fn received(&self) -> usize;
+}
+
+/// Reads the whole body, refusing more than `limit` bytes (checked against `Content-Length` first,
+/// then while reading, for chunked bodies), and a body still arriving `deadline` after the handler
+/// started (its head was in) with 408: a client must not hold a connection and a buffer by
+/// trickling its body.
 pub async fn read_body(
     headers: &HeaderMap,
     body: Body,
     limit: usize,
     deadline: Duration,
 ) -> Result<Vec<u8>, BodyError> {
+    let declared = declared_length(headers);
+    // Reserve what the client declares only up to a modest size: a client that declares a large
+    // body and then trickles it must not make the server hold the whole reservation meanwhile.
+    let mut sink = WholeBody { buf: Vec::with_capacity(declared.unwrap_or(0).min(INITIAL_RESERVE)), declared };
+    read_into(headers, body, limit, deadline, &mut sink).await?;
+    Ok(sink.buf)
+}
+
+/// [`read_body`]'s limits and deadline, the bytes handed to `sink` as they arrive.
+pub(crate) async fn read_into(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    deadline: Duration,
+    sink: &mut impl BodySink,
+) -> Result<(), BodyError> {
     let too_large = |n: String| BodyError {
         status: StatusCode::PAYLOAD_TOO_LARGE,
         message: format!("request body of {n} bytes is over the limit of {limit} bytes (--max-body-bytes)"),
     };
-    let declared = declared_length(headers);
     let mut body = body;
-    if let Some(n) = declared {
+    if let Some(n) = declared_length(headers) {
         if n > limit {
             if n <= DRAIN_BYTES {
                 drain(&mut body, DRAIN_BYTES).await;
@@ -57,11 +80,8 @@ pub async fn read_body(
             return Err(too_large(n.to_string()));
         }
     }
-    // Reserve what the client declares only up to a modest size: a client that declares a large
-    // body and then trickles it must not make the server hold the whole reservation meanwhile.
-    let mut buf = Vec::with_capacity(declared.unwrap_or(0).min(INITIAL_RESERVE));
-    match tokio::time::timeout(deadline, read_until_over(&mut body, &mut buf, limit, declared)).await {
-        Ok(Ok(Read::Whole)) => Ok(buf),
+    match tokio::time::timeout(deadline, read_until_over(&mut body, sink, limit)).await {
+        Ok(Ok(Read::Whole)) => Ok(()),
         Ok(Ok(Read::Over(got))) => {
             drain(&mut body, DRAIN_BYTES.saturating_sub(got)).await;
             Err(too_large(format!("more than {limit}")))
@@ -73,7 +93,7 @@ pub async fn read_body(
                 "the request body was still arriving when the body timeout of {} (--body-timeout) passed, \
                  {} bytes in",
                 humantime::format_duration(deadline),
-                buf.len()
+                sink.received()
             ),
         }),
     }
@@ -81,41 +101,52 @@ pub async fn read_body(
 
 /// How [`read_until_over`] ended.
 enum Read {
-    /// The whole body is in the buffer.
+    /// The whole body went to the sink.
     Whole,
-    /// The body went over the limit after this many bytes (the last frame not kept).
+    /// The body went over the limit after this many bytes (the last frame not taken).
     Over(usize),
 }
 
-/// Appends the body's frames to `buf` until it ends or would go over `limit`. When a frame does not
-/// fit and the body declared its length, the buffer grows to that length once: growing by doubling
-/// copied a 70 MB body six times and ended with up to twice its size reserved, both copies touched
-/// while the last one was made.
-async fn read_until_over(
-    body: &mut Body,
-    buf: &mut Vec<u8>,
-    limit: usize,
-    declared: Option<usize>,
-) -> Result<Read, BodyError> {
+/// Hands the body's frames to `sink` until it ends or would go over `limit`.
+async fn read_until_over(body: &mut Body, sink: &mut impl BodySink, limit: usize) -> Result<Read, BodyError> {
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| BodyError {
             status: StatusCode::BAD_REQUEST,
             message: format!("could not read the request body: {}", with_causes(&e)),
         })?;
         if let Ok(data) = frame.into_data() {
-            let needed = buf.len() + data.len();
+            let needed = sink.received() + data.len();
             if needed > limit {
                 return Ok(Read::Over(needed));
             }
-            match declared {
-                Some(n) if needed > buf.capacity() && n >= needed => buf.reserve_exact(n - buf.len()),
-                // No length declared (chunked): amortised growth.
-                _ => buf.reserve(data.len()),
-            }
-            buf.extend_from_slice(&data);
+            sink.take(data).await;
         }
     }
     Ok(Read::Whole)
+}
+
+/// The body in one buffer. When a frame does not fit and the body declared its length, the buffer
+/// grows to that length once: growing by doubling copied a 70 MB body six times and ended with up
+/// to twice its size reserved, both copies touched while the last one was made.
+struct WholeBody {
+    buf: Vec<u8>,
+    declared: Option<usize>,
+}
+
+impl BodySink for WholeBody {
+    async fn take(&mut self, data: Bytes) {
+        let needed = self.buf.len() + data.len();
+        match self.declared {
+            Some(n) if needed > self.buf.capacity() && n >= needed => self.buf.reserve_exact(n - self.buf.len()),
+            // No length declared (chunked): amortised growth.
+            _ => self.buf.reserve(data.len()),
+        }
+        self.buf.extend_from_slice(&data);
+    }
+
+    fn received(&self) -> usize {
+        self.buf.len()
+    }
 }
 
 /// Reads and discards the rest of `body`: up to `budget` bytes, for at most `DRAIN_TIME`. Errors

@@ -7,7 +7,7 @@
 //! reads the body of 200 answers only.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -22,10 +22,13 @@ use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator
 use crate::metrics::phases::{Phase, PhaseClock};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
-use crate::server::body::{read_body, BodyError};
-use crate::server::large_bodies::{Admitted, TurnNotReached};
+use crate::server::body::{declared_length, read_body, BodyError};
+use crate::server::item_archive::ItemArchive;
+use crate::server::large_bodies::{Admitted, TurnNotReached, LARGE_BODY_BYTES};
+use crate::server::streamed_nodes::read_streamed;
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
+use crate::wire::predecoded::Predecoded;
 use crate::wire::{
     Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult,
     ExtenderPreemptionResult, HostPriority,
@@ -75,8 +78,8 @@ fn resolve_request<'a>(
     verb: Verb,
     clock: &mut PhaseClock,
 ) -> Result<ResolvedRequest<'a>, VerbError> {
-    let Incoming { state, bytes, subject, cancel } = *request;
-    let args = ExtenderArgs::decode(&bytes[..]).map_err(|e| malformed(verb, e))?;
+    let Incoming { state, bytes, predecoded, subject, cancel, .. } = *request;
+    let args = ExtenderArgs::decode_with(&bytes[..], predecoded).map_err(|e| malformed(verb, e))?;
     clock.lap(Phase::Decode);
     let pod_key = args.pod.key();
     subject.set(pod_key.clone(), args.nodes.len());
@@ -158,11 +161,21 @@ pub(crate) async fn run_on_pool<R: Send + 'static>(
     request: PoolRequest<'_>,
     work: impl FnOnce(&Evaluator) -> Result<R, Cancelled> + Send + 'static,
 ) -> Result<R, Unanswered> {
+    run_on_pool_within(state, request, state.request_timeout, work).await
+}
+
+/// [`run_on_pool`] with `left` of the request deadline left (a streamed body used the rest).
+async fn run_on_pool_within<R: Send + 'static>(
+    state: &AppState,
+    request: PoolRequest<'_>,
+    left: Duration,
+    work: impl FnOnce(&Evaluator) -> Result<R, Cancelled> + Send + 'static,
+) -> Result<R, Unanswered> {
     let PoolRequest { verb, subject, cancel } = request;
     let name = verb.name();
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
     let rx = state.evaluator.spawn(work);
-    match tokio::time::timeout(state.request_timeout, rx).await {
+    match tokio::time::timeout(left, rx).await {
         Ok(Ok(Ok(v))) => {
             if let Some((_, nodes)) = subject.get() {
                 state.metrics.requests.evaluated(name, nodes);
@@ -220,8 +233,13 @@ impl Answer {
 
     /// [`Answer::json`] for an answer that echoes parts of the request body (`source`): those are
     /// shared with it, not copied (see [`crate::server::answer_bytes`]).
-    fn json_sharing(status: StatusCode, value: &impl serde::Serialize, source: &Bytes) -> Answer {
-        let mut pieces = Pieces::sharing(source.clone());
+    fn json_sharing(
+        status: StatusCode,
+        value: &impl serde::Serialize,
+        source: &Bytes,
+        archive: Option<&Arc<ItemArchive>>,
+    ) -> Answer {
+        let mut pieces = Pieces::sharing(source.clone(), archive.cloned());
         match serde_json::to_writer(&mut pieces, value) {
             Ok(()) => Answer { status, body: pieces.finish(), error: false, feasible: None },
             Err(e) => Answer::unencodable(&e),
@@ -275,7 +293,10 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
-    let answer = Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.bytes) };
+    let answer = Answer {
+        feasible: Some(feasible),
+        ..Answer::json_sharing(StatusCode::OK, &result, request.bytes, request.archive)
+    };
     drop(result);
     let metrics = Arc::clone(&state.metrics);
     ev.after_answer(move || {
@@ -306,17 +327,26 @@ pub fn prioritize_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAns
 
 fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -> BodyAnswer {
     let (subject, cancel, bytes) = (Subject::default(), CancelFlag::new(), Bytes::copy_from_slice(bytes));
-    let request = Incoming { state, bytes: &bytes, subject: &subject, cancel: &cancel };
+    let request =
+        Incoming { state, bytes: &bytes, predecoded: None, archive: None, subject: &subject, cancel: &cancel };
     let answer = work(&request, ev, &mut PhaseClock::starting(Instant::now()))?;
-    Ok((answer.status, answer.body.into_vec()))
+    Ok(match answer.body.into_vec() {
+        Ok(body) => (answer.status, body),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{{\"Error\":{:?}}}", e.to_string()).into_bytes()),
+    })
 }
 
 /// A /filter or /prioritize request as its work on the pool gets it.
 #[derive(Clone, Copy)]
 struct Incoming<'a> {
     state: &'a AppState,
-    /// The request body; a /filter answer shares the `Nodes` items it echoes with it.
+    /// The request body (a streamed body's skeleton); a /filter answer shares the `Nodes` items it
+    /// echoes with it.
     bytes: &'a Bytes,
+    /// A streamed body's nodes, decoded as they arrived.
+    predecoded: Option<&'a Predecoded>,
+    /// A streamed /filter body's items, kept for the answer.
+    archive: Option<&'a Arc<ItemArchive>>,
     /// Filled in once the body is decoded.
     subject: &'a Subject,
     cancel: &'a CancelFlag,
@@ -338,17 +368,45 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
         }
     };
     let mut clock = PhaseClock::starting(started);
-    let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
-        Ok(b) => Bytes::from(b),
+    let read_started = Instant::now();
+    let streamed = admitted.is_some() && declared_length(&headers).is_some_and(|n| n >= LARGE_BODY_BYTES);
+    let read = if streamed {
+        // Its nodes are decoded as it arrives, so the request deadline counts from its first byte.
+        let keep_items = verb == Verb::Filter;
+        let (limit, body_timeout) = (state.max_body_bytes, state.body_timeout);
+        let reading = read_streamed(&headers, body, limit, body_timeout, &state.evaluator, keep_items);
+        match tokio::time::timeout(state.request_timeout, reading).await {
+            Ok(read) => read.map(|s| (s.skeleton, Some(s.predecoded), s.archive)),
+            Err(_elapsed) => {
+                state.metrics.requests.timed_out(verb.name());
+                tracing::warn!(verb = verb.name(), "request timed out while its body was decoded");
+                let deadline = humantime::format_duration(state.request_timeout).to_string();
+                return Answer::error(verb, &Unanswered::TimedOutDecoding { verb, deadline }.into()).into_response();
+            }
+        }
+    } else {
+        read_body(&headers, body, state.max_body_bytes, state.body_timeout).await.map(|b| (Bytes::from(b), None, None))
+    };
+    let (bytes, predecoded, archive) = match read {
+        Ok(read) => read,
         Err(e) => return Answer::error(verb, &body_refused(verb, e)).into_response(),
     };
     clock.lap(Phase::Read);
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
     let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
     let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let answered = run_on_pool(&state, request, move |ev| {
+    let left =
+        if streamed { state.request_timeout.saturating_sub(read_started.elapsed()) } else { state.request_timeout };
+    let answered = run_on_pool_within(&state, request, left, move |ev| {
         clock.lap(Phase::Queue);
-        let request = Incoming { state: &on_pool, bytes: &bytes, subject: &pool_subject, cancel: &pool_cancel };
+        let request = Incoming {
+            state: &on_pool,
+            bytes: &bytes,
+            predecoded: predecoded.as_ref(),
+            archive: archive.as_ref(),
+            subject: &pool_subject,
+            cancel: &pool_cancel,
+        };
         work(&request, ev, &mut clock).map(|answer| (answer, clock))
     })
     .await;

@@ -7,11 +7,13 @@ pub mod connections;
 pub mod explain_handler;
 pub mod filter_result;
 pub mod handlers;
+mod item_archive;
 pub mod large_bodies;
 pub mod listener;
 pub mod policy_reload;
 pub mod preempt_handler;
 pub mod reload;
+mod streamed_nodes;
 pub mod tls;
 pub mod verb;
 

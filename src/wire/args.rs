@@ -5,7 +5,8 @@ use serde_json::value::RawValue;
 
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::hashing::HashMap;
-use crate::wire::fields::{decode_raw, Fields, WireError};
+use crate::wire::fields::{decode_text, Fields, WireError};
+use crate::wire::predecoded::Predecoded;
 use crate::wire::raw_list::{Items, RawList};
 
 /// `ExtenderArgs`: the pod and the candidate nodes, either as full objects (`Nodes`) or, when the
@@ -45,7 +46,8 @@ pub struct RequestNodes<'a> {
     pub items: Vec<RequestNode<'a>>,
 }
 
-/// One node of a request's `Nodes`: the fields the engine reads, and the original bytes.
+/// One node of a request's `Nodes`: the fields the engine reads, and the original bytes (or, for a
+/// streamed body, the placeholder the answer's writer replaces with them).
 #[derive(Debug)]
 pub struct RequestNode<'a> {
     pub raw: &'a RawValue,
@@ -56,6 +58,12 @@ impl<'a> ExtenderArgs<'a> {
     /// Decodes a filter/prioritize body. Errors name the field with Go's names, e.g.
     /// `ExtenderArgs.Pod: missing field`.
     pub fn decode(body: &'a [u8]) -> Result<Self, WireError> {
+        Self::decode_with(body, None)
+    }
+
+    /// [`ExtenderArgs::decode`] of a streamed body's skeleton: the `Nodes` items that are
+    /// placeholders were decoded as they arrived and are taken from `predecoded`.
+    pub fn decode_with(body: &'a [u8], predecoded: Option<&Predecoded>) -> Result<Self, WireError> {
         const AT: &str = "ExtenderArgs";
         let fields = Fields::parse_with_list(body, AT, "Nodes")?;
         let pod = fields
@@ -66,7 +74,7 @@ impl<'a> ExtenderArgs<'a> {
             return Err(WireError::new(format!("ExtenderArgs.Pod.{path}"), message));
         }
         let names: Option<Vec<String>> = fields.decode(AT, "NodeNames")?;
-        let nodes = fields.list().map(decode_nodes).transpose()?;
+        let nodes = fields.list().map(|list| decode_nodes(list, body, predecoded)).transpose()?;
         let nodes = match (nodes, names) {
             (Some(_), Some(_)) => {
                 return Err(WireError::new(
@@ -111,7 +119,11 @@ fn named_once(nodes: &Candidates<'_>) -> Result<(), WireError> {
     Ok(())
 }
 
-fn decode_nodes<'a>(list: &RawList<'a>) -> Result<RequestNodes<'a>, WireError> {
+fn decode_nodes<'a>(
+    list: &RawList<'a>,
+    body: &[u8],
+    predecoded: Option<&Predecoded>,
+) -> Result<RequestNodes<'a>, WireError> {
     const AT: &str = "ExtenderArgs.Nodes";
     let expected = |found: &str| format!("expected a NodeList object with items, found {found}");
     let (metadata, items) = match list {
@@ -129,24 +141,27 @@ fn decode_nodes<'a>(list: &RawList<'a>) -> Result<RequestNodes<'a>, WireError> {
             return Err(WireError::new(format!("{AT}.metadata"), "expected an object (a ListMeta)"));
         }
     }
+    let mut taken = predecoded.map(|p| p.take(body, items)).unwrap_or_default();
+    taken.resize_with(items.len(), || None);
     // Nodes decode independently: in parallel, on the rayon pool this runs in (the evaluator's,
     // from the handler). The first failing item, in list order, is the one reported.
     let decoded: Vec<Result<RequestNode<'a>, WireError>> = items
         .par_iter()
+        .zip(taken)
         .enumerate()
-        .map(|(i, &raw)| decode_node(i, raw).map(|node| RequestNode { raw, node }))
+        .map(|(i, (&raw, pre))| pre.unwrap_or_else(|| decode_node(i, raw.get())).map(|node| RequestNode { raw, node }))
         .collect();
     let items = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(RequestNodes { metadata: metadata.filter(|m| m.get() != "null"), items })
 }
 
-/// Decodes `Nodes.items[i]`, with errors at that path.
-fn decode_node(i: usize, raw: &RawValue) -> Result<Node, WireError> {
+/// Decodes `Nodes.items[i]` from its text, with errors at that path.
+pub fn decode_node(i: usize, text: &str) -> Result<Node, WireError> {
     let at = format!("ExtenderArgs.Nodes.items[{i}]");
-    if raw.get() == "null" {
+    if text == "null" {
         return Err(WireError::new(at, "expected a Node object, found null"));
     }
-    let Object(node): Object<Node> = decode_raw(raw, &at)?;
+    let Object(node): Object<Node> = decode_text(text, &at)?;
     if node.metadata.name.is_empty() {
         return Err(WireError::new(format!("{at}.metadata.name"), "missing: every node needs a name"));
     }

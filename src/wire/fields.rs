@@ -112,12 +112,18 @@ impl<'a> Fields<'a> {
 
 /// Decodes raw JSON into `T`; errors carry `at` plus the path inside the value.
 pub fn decode_raw<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, WireError> {
+    decode_text(raw.get(), at)
+}
+
+/// [`decode_raw`] of JSON text that is not known to be valid JSON: a syntax error is reported at
+/// `at` too.
+pub fn decode_text<T: DeserializeOwned>(text: &str, at: &str) -> Result<T, WireError> {
     // Valid input is the rule: decode it directly, and track the path (an allocation per object
     // key, a third of the decoding time of a node) only to say where a bad value is.
-    if let Ok(value) = serde_json::from_str(raw.get()) {
+    if let Ok(value) = serde_json::from_str(text) {
         return Ok(value);
     }
-    let mut de = serde_json::Deserializer::from_str(raw.get());
+    let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let inner = e.path().to_string();
         let path = if inner == "." { at.to_string() } else { format!("{at}.{inner}").replace(".[", "[") };

@@ -7,6 +7,8 @@
 
 pub mod args;
 pub mod fields;
+pub mod item_splitter;
+pub mod predecoded;
 pub mod preemption;
 pub mod raw_list;
 pub mod results;

@@ -1,0 +1,175 @@
+//! Reading a large /filter or /prioritize body (`Nodes`: every candidate as a full Node object,
+//! kube-scheduler's `nodeCacheCapable: false`) without holding it whole.
+//!
+//! As the body arrives, [`ItemSplitter`] takes each `Nodes.items` element out into blocks of about
+//! [`BLOCK_BYTES`]; each sealed block is decoded on the evaluator's pool (its nodes, as
+//! [`crate::wire::ExtenderArgs::decode`] would) and, for /filter, whose answer echoes the feasible
+//! items verbatim, compressed ([`ItemArchive`]); a /prioritize answer echoes none, so its items'
+//! bytes are dropped once decoded. At most [`BLOCKS_IN_FLIGHT`] blocks wait for the pool: past
+//! that the read waits, and TCP slows the client. Decoding overlaps the body's arrival, and what
+//! the request holds is its decoded nodes, the compressed items and the skeleton (the body without
+//! its items, a few KB).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, StatusCode};
+use parking_lot::Mutex;
+use tokio::sync::Semaphore;
+
+use crate::cluster::node_images::without_images;
+use crate::cluster::objects::Node;
+use crate::engine::Evaluator;
+use crate::server::body::{read_into, BodyError, BodySink};
+use crate::server::item_archive::{Block, ItemArchive, ItemAt};
+use crate::wire::args::decode_node;
+use crate::wire::item_splitter::{ItemSplitter, SealedBlock, Split};
+use crate::wire::predecoded::Predecoded;
+use crate::wire::WireError;
+
+/// Items are sealed into blocks of about this many bytes (at the end of the item that reaches it).
+pub(crate) const BLOCK_BYTES: usize = 128 << 10;
+
+/// Sealed blocks waiting for or on the pool, at most.
+const BLOCKS_IN_FLIGHT: usize = 16;
+
+/// A streamed body: its skeleton (the body to decode, placeholders for the items), the items'
+/// nodes, and for /filter their bytes.
+#[derive(Debug)]
+pub(crate) struct StreamedBody {
+    pub skeleton: Bytes,
+    pub predecoded: Predecoded,
+    pub archive: Option<Arc<ItemArchive>>,
+}
+
+/// One block once the pool is done with it.
+struct BlockDone {
+    nodes: Vec<Result<Node, WireError>>,
+    ranges: Vec<std::ops::Range<u32>>,
+    compressed: Option<Block>,
+}
+
+/// Reads a body as [`crate::server::body::read_body`] does (limit, deadline, errors), splitting
+/// and decoding its `Nodes` items as they arrive; `keep_items` keeps their bytes for the answer.
+pub(crate) async fn read_streamed(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    deadline: Duration,
+    evaluator: &Arc<Evaluator>,
+    keep_items: bool,
+) -> Result<StreamedBody, BodyError> {
+    let mut sink = Splitting {
+        splitter: ItemSplitter::new(BLOCK_BYTES),
+        received: 0,
+        in_flight: Arc::new(Semaphore::new(BLOCKS_IN_FLIGHT)),
+        done: Arc::new(Mutex::new(Vec::new())),
+        spare: Arc::new(Mutex::new(Vec::new())),
+        blocks: 0,
+        evaluator: Arc::clone(evaluator),
+        keep_items,
+    };
+    read_into(headers, body, limit, deadline, &mut sink).await?;
+    let Splitting { splitter, in_flight, done, blocks, .. } = sink;
+    let Split { skeleton, placeholders, last } = splitter.finish();
+    let last = process(&last, keep_items);
+    // Every block sent is done once all the permits are back.
+    let all = u32::try_from(BLOCKS_IN_FLIGHT).unwrap_or(u32::MAX);
+    let _all_back = in_flight.acquire_many(all).await;
+    let mut done = std::mem::take(&mut *done.lock());
+    done.push(Some(last));
+    let lost = || BodyError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: "a block of the request's Nodes was not decoded (its decoding stopped)".to_string(),
+    };
+    if done.len() != blocks + 1 {
+        return Err(lost());
+    }
+    let (mut nodes, mut kept, mut items) = (Vec::with_capacity(placeholders.len()), Vec::new(), Vec::new());
+    for (b, block) in done.into_iter().enumerate() {
+        let block = block.ok_or_else(lost)?;
+        for range in block.ranges {
+            items.push(ItemAt { block: b as u32, range });
+        }
+        nodes.extend(block.nodes);
+        kept.extend(block.compressed);
+    }
+    if nodes.len() != placeholders.len() {
+        return Err(lost());
+    }
+    let placeholders: Arc<[usize]> = Arc::from(placeholders);
+    Ok(StreamedBody {
+        skeleton: Bytes::from(skeleton),
+        archive: keep_items.then(|| Arc::new(ItemArchive::new(kept, items, Arc::clone(&placeholders)))),
+        predecoded: Predecoded::new(placeholders, nodes),
+    })
+}
+
+/// Decodes a block's items (errors at `Nodes.items[i]`, `i` the item's index in its array) and,
+/// for /filter (`keep`), compresses its bytes; a /filter's nodes are decoded without their images.
+fn process(block: &SealedBlock, keep: bool) -> BlockDone {
+    let decode = || -> Vec<Result<Node, WireError>> {
+        block
+            .items
+            .iter()
+            .map(|item| match std::str::from_utf8(&block.bytes[item.range.clone()]) {
+                Ok(text) => decode_node(item.index, text),
+                Err(e) => {
+                    Err(WireError::new(format!("ExtenderArgs.Nodes.items[{}]", item.index), format!("not UTF-8: {e}")))
+                }
+            })
+            .collect()
+    };
+    let nodes = if keep { without_images(decode) } else { decode() };
+    let ranges = block.items.iter().map(|i| i.range.start as u32..i.range.end as u32).collect();
+    BlockDone { nodes, ranges, compressed: keep.then(|| Block::compress(&block.bytes)) }
+}
+
+/// The sink that splits the body and sends sealed blocks to the pool.
+struct Splitting {
+    splitter: ItemSplitter,
+    received: usize,
+    in_flight: Arc<Semaphore>,
+    /// Block `b`'s result at `[b]`, filled in as the pool finishes them.
+    done: Arc<Mutex<Vec<Option<BlockDone>>>>,
+    /// Buffers of blocks the pool is done with, for the splitter to fill again.
+    spare: Arc<Mutex<Vec<Vec<u8>>>>,
+    blocks: usize,
+    evaluator: Arc<Evaluator>,
+    keep_items: bool,
+}
+
+impl BodySink for Splitting {
+    async fn take(&mut self, data: Bytes) {
+        self.received += data.len();
+        for buffer in self.spare.lock().drain(..) {
+            self.splitter.reuse(buffer);
+        }
+        self.splitter.push(&data);
+        drop(data);
+        let sealed: Vec<SealedBlock> = self.splitter.take_sealed().collect();
+        for block in sealed {
+            let b = self.blocks;
+            self.blocks += 1;
+            let (done, spare) = (Arc::clone(&self.done), Arc::clone(&self.spare));
+            let keep = self.keep_items;
+            // The semaphore is never closed; were it, the block would be decoded without a permit.
+            let permit = Arc::clone(&self.in_flight).acquire_owned().await.ok();
+            self.evaluator.detached(move || {
+                let result = process(&block, keep);
+                spare.lock().push(block.bytes);
+                let mut done = done.lock();
+                if done.len() <= b {
+                    done.resize_with(b + 1, || None);
+                }
+                done[b] = Some(result);
+                drop(permit);
+            });
+        }
+    }
+
+    fn received(&self) -> usize {
+        self.received
+    }
+}

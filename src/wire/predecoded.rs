@@ -1,0 +1,41 @@
+//! Nodes decoded while a streamed body arrived ([`crate::wire::item_splitter`]), found again by
+//! the placeholder that stands for each in the skeleton when the skeleton is decoded.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::value::RawValue;
+
+use crate::cluster::objects::Node;
+use crate::wire::fields::WireError;
+
+/// Item `g`'s decoded node (or why it is not one), its placeholder at `placeholders[g]` in the
+/// skeleton.
+#[derive(Debug)]
+pub struct Predecoded {
+    placeholders: Arc<[usize]>,
+    nodes: Mutex<Vec<Option<Result<Node, WireError>>>>,
+}
+
+impl Predecoded {
+    pub fn new(placeholders: Arc<[usize]>, nodes: Vec<Result<Node, WireError>>) -> Self {
+        Predecoded { placeholders, nodes: Mutex::new(nodes.into_iter().map(Some).collect()) }
+    }
+
+    /// For each of `raws` (values inside `body`, the skeleton), the node decoded for it when it is
+    /// a placeholder; `None` for a value that is in the skeleton itself.
+    pub fn take(&self, body: &[u8], raws: &[&RawValue]) -> Vec<Option<Result<Node, WireError>>> {
+        let mut nodes = self.nodes.lock();
+        raws.iter()
+            .map(|raw| {
+                let text = raw.get();
+                let offset = (text.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
+                if text != "0" || offset >= body.len() {
+                    return None;
+                }
+                let g = self.placeholders.binary_search(&offset).ok()?;
+                nodes.get_mut(g).and_then(Option::take)
+            })
+            .collect()
+    }
+}
