@@ -14,10 +14,11 @@ pub enum Candidate {
 
 impl Candidate {
     /// A node named in `NodeNames`, as the model has it: known, or unknown (the cache may lag).
-    pub fn by_name(snapshot: &Snapshot, name: String) -> Candidate {
-        match snapshot.candidate(&name) {
+    /// Only an unknown name is copied.
+    pub fn by_name(snapshot: &Snapshot, name: impl AsRef<str> + Into<String>) -> Candidate {
+        match snapshot.candidate(name.as_ref()) {
             Some((node, nominated)) => Candidate::Known(node, nominated),
-            None => Candidate::Unknown(name),
+            None => Candidate::Unknown(name.into()),
         }
     }
 

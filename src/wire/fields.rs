@@ -5,6 +5,7 @@
 use std::fmt;
 
 use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, Visitor};
+use serde::Deserialize;
 use serde::Deserializer;
 use serde_json::value::RawValue;
 
@@ -104,6 +105,11 @@ impl<'a> Fields<'a> {
         self.get(name).map(|raw| decode_raw(raw, &format!("{parent}.{name}"))).transpose()
     }
 
+    /// [`Fields::decode`] into a type that may borrow from the body.
+    pub fn decode_borrowed<T: Deserialize<'a>>(&self, parent: &str, name: &str) -> Result<Option<T>, WireError> {
+        self.get(name).map(|raw| decode_text(raw.get(), &format!("{parent}.{name}"))).transpose()
+    }
+
     /// Like [`Fields::decode`] for a string member; absent reads as empty.
     pub fn string(&self, parent: &str, name: &str) -> Result<String, WireError> {
         Ok(self.decode::<String>(parent, name)?.unwrap_or_default())
@@ -117,7 +123,7 @@ pub fn decode_raw<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, Wi
 
 /// [`decode_raw`] of JSON text that is not known to be valid JSON: a syntax error is reported at
 /// `at` too.
-pub fn decode_text<T: DeserializeOwned>(text: &str, at: &str) -> Result<T, WireError> {
+pub fn decode_text<'t, T: Deserialize<'t>>(text: &'t str, at: &str) -> Result<T, WireError> {
     // Valid input is the rule: decode it directly, and track the path (an allocation per object
     // key, a third of the decoding time of a node) only to say where a bad value is.
     if let Ok(value) = serde_json::from_str(text) {

@@ -47,14 +47,14 @@ pub fn filter(h: &Harness, body: &[u8]) -> Result<(), Violation> {
     ensure(reasons.into_iter().all(|r| !r.trim().is_empty()), || format!("{}: a failed node without a reason", at()))?;
     let fails = |name: &str| failed.contains(name) || unresolvable.contains(name);
     let requested: BTreeSet<&str> = match &args.nodes {
-        Candidates::Names(names) => names.iter().map(String::as_str).collect(),
+        Candidates::Names(names) => names.iter().map(|n| n.as_ref()).collect(),
         Candidates::Nodes(list) => list.items.iter().map(|i| i.node.metadata.name.as_str()).collect(),
     };
     let strangers: Vec<&&str> = failed.union(&unresolvable).filter(|n| !requested.contains(**n)).collect();
     ensure(strangers.is_empty(), || format!("{}: failed nodes that were not asked about: {strangers:?}", at()))?;
     match &args.nodes {
         Candidates::Names(names) => {
-            let want: Vec<&str> = names.iter().map(String::as_str).filter(|n| !fails(n)).collect();
+            let want: Vec<&str> = names.iter().map(|n| n.as_ref()).filter(|n| !fails(n)).collect();
             let got: Option<Vec<&str>> = parsed.node_names.as_ref().map(|n| n.iter().map(String::as_str).collect());
             ensure(parsed.nodes.is_none() && got.as_ref() == Some(&want), || {
                 format!("{}: NodeNames should be the candidates that did not fail, in order: {want:?}", at())
@@ -93,7 +93,7 @@ pub fn prioritize(h: &Harness, body: &[u8]) -> Result<(), Violation> {
     let list: Vec<HostPriorityAnswer> =
         serde_json::from_slice(&answer).map_err(|e| format!("{}: not a HostPriorityList: {e}", at()))?;
     let names: Vec<&str> = match &args.nodes {
-        Candidates::Names(names) => names.iter().map(String::as_str).collect(),
+        Candidates::Names(names) => names.iter().map(|n| n.as_ref()).collect(),
         Candidates::Nodes(list) => list.items.iter().map(|i| i.node.metadata.name.as_str()).collect(),
     };
     let hosts: Vec<&str> = list.iter().map(|p| p.host.as_str()).collect();
