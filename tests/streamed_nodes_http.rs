@@ -113,6 +113,12 @@ async fn a_bad_item_in_a_streamed_body_is_refused_as_the_whole_body_refuses_it()
             body(&json!({"Pod": web_2(), "Nodes": nodes}), false)
         }),
         ("a node named twice", body(&json!({"Pod": web_2(), "Nodes": twice}), false)),
+        // /filter reads no images (they are skipped there), but their types are still checked.
+        ("images of the wrong type", {
+            let mut nodes = nodes.clone();
+            nodes["items"][900]["status"]["images"] = json!([{"names": ["a"], "sizeBytes": "big"}]);
+            body(&json!({"Pod": web_2(), "Nodes": nodes}), false)
+        }),
     ];
     for (what, body) in cases {
         for path in ["/filter", "/prioritize"] {
@@ -130,9 +136,22 @@ async fn a_bad_item_in_a_streamed_body_is_refused_as_the_whole_body_refuses_it()
     let at = text.find(&format!("\"name\":\"{item_100}\"")).unwrap_or_else(|| panic!("item 100 in the body"));
     let broken = format!("{}\"name\"::{}", &text[..at], &text[at + "\"name\":".len()..]).into_bytes();
     let truncated = text.as_bytes()[..text.len() - 5000].to_vec();
+    // A syntax error in a list a later `Nodes` replaces is refused too, and comes before an error
+    // in the pod (the whole body is parsed before anything is decoded).
+    let overridden = {
+        let broken = String::from_utf8(broken.clone()).unwrap();
+        let at = broken.find("\"Nodes\":").unwrap();
+        format!("{}\"nodes\":{{\"items\":[{{\"a\":}}]}},{}", &broken[..at], &broken[at..])
+            .replacen("\"name\"::", "\"name\":", 1)
+            .into_bytes()
+    };
+    let bad_pod =
+        String::from_utf8(broken.clone()).unwrap().replacen("\"Pod\":{", "\"Pod\":{\"spec\":7,", 1).into_bytes();
     for (what, body, streamed_error) in [
         ("a syntax error inside item 100", broken, "ExtenderArgs.Nodes.items[100].metadata"),
         ("a body cut short", truncated, "ExtenderArgs: EOF while parsing"),
+        ("a syntax error in a list replaced by a later one", overridden, "ExtenderArgs.Nodes.items[0]"),
+        ("a syntax error in an item and a pod of the wrong type", bad_pod, "ExtenderArgs.Nodes.items[100].metadata"),
     ] {
         for path in ["/filter", "/prioritize"] {
             let (streamed, whole) = answers.both(path, body.clone()).await;
@@ -146,4 +165,38 @@ async fn a_bad_item_in_a_streamed_body_is_refused_as_the_whole_body_refuses_it()
         }
     }
     answers.server.stop().await;
+}
+
+/// A large body still arriving when the body timeout passes is answered 408 as any body is; the
+/// request deadline (shorter here) counts only once the body is in, as for any body.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_body_still_arriving_at_the_body_timeout_gets_408() {
+    use std::io::{Read, Write};
+    let mut config = common::config(predicate_extender::server::ClusterSource::Demo);
+    config.request_timeout = std::time::Duration::from_millis(200);
+    config.connections.body_timeout = std::time::Duration::from_millis(800);
+    let server = TestServer::start(config).await;
+    let addr = server.base.trim_start_matches("http://").to_string();
+    let body = body(&json!({"Pod": web_2(), "Nodes": many_nodes(160)}), false);
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        let head = format!(
+            "POST /filter HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).unwrap();
+        stream.write_all(&body[..1 << 20]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        String::from_utf8_lossy(&answer).into_owned()
+    })
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("the request body was still arriving when the body timeout of 800ms (--body-timeout) passed"),
+        "{answer}"
+    );
+    server.stop().await;
 }

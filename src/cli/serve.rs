@@ -79,8 +79,7 @@ pub(crate) struct ServeArgs {
     pub max_body_bytes: usize,
 
     /// Deadline of one request; past it the evaluation is cancelled and `Error` says so. Keep it
-    /// below kube-scheduler's httpTimeout (5s by default). A `Nodes` body of 4 MiB or more is
-    /// decoded while it arrives: its deadline counts from its first byte.
+    /// below kube-scheduler's httpTimeout (5s by default).
     #[arg(long, default_value = "4s", value_parser = parse_duration)]
     pub request_timeout: Duration,
 

@@ -74,8 +74,9 @@ thread_local! {
     static SKIPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Runs `decode` on this thread with every `status.images` read as none (its JSON still checked):
-/// for a /filter's request nodes, as no predicate reads images (ImageLocality is a priority), and a
+/// Runs `decode` on this thread with every `status.images` read as none, checked against the same
+/// shape without keeping anything (a value `Images` refuses is refused with the same error): for a
+/// /filter's request nodes, as no predicate reads images (ImageLocality is a priority), and a
 /// node's 20-40 images are half its bytes and most of its decoded size.
 pub fn without_images<R>(decode: impl FnOnce() -> R) -> R {
     struct Restore(bool);
@@ -91,11 +92,80 @@ pub fn without_images<R>(decode: impl FnOnce() -> R) -> R {
 impl<'de> Deserialize<'de> for Images {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Images, D::Error> {
         if SKIPPING.get() {
-            serde::de::IgnoredAny::deserialize(d)?;
+            Option::<shape::Images>::deserialize(d)?;
             return Ok(Images::default());
         }
         let images: Option<Vec<Image>> = Option::deserialize(d)?;
         Ok(Images(images.unwrap_or_default().into_boxed_slice()))
+    }
+}
+
+/// What [`Images`] accepts, as types that keep nothing: the same visitors' expectations and
+/// names (`struct Image`, `a sequence`, `a string`), so errors read the same.
+mod shape {
+    use std::fmt;
+
+    use serde::de::{Deserializer, SeqAccess, Visitor};
+    use serde::Deserialize;
+
+    /// `status.images`.
+    pub(super) struct Images;
+
+    impl<'de> Deserialize<'de> for Images {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Images, D::Error> {
+            d.deserialize_seq(Each::<Image>(std::marker::PhantomData)).map(|_| Images)
+        }
+    }
+
+    /// One image: [`super::Image`]'s fields, read and dropped.
+    #[derive(Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default)]
+    #[allow(dead_code)] // read only to check their types
+    struct Image {
+        #[serde(deserialize_with = "crate::cluster::objects::null_as_default")]
+        names: Names,
+        size_bytes: Option<i64>,
+    }
+
+    #[derive(Default)]
+    struct Names;
+
+    impl<'de> Deserialize<'de> for Names {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Names, D::Error> {
+            d.deserialize_seq(Each::<Name>(std::marker::PhantomData)).map(|_| Names)
+        }
+    }
+
+    struct Name;
+
+    impl<'de> Deserialize<'de> for Name {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+            struct NameVisitor;
+            impl Visitor<'_> for NameVisitor {
+                type Value = Name;
+                fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Name, E> {
+                    Ok(Name)
+                }
+            }
+            d.deserialize_str(NameVisitor)
+        }
+    }
+
+    /// A sequence of `T`, each read and dropped.
+    struct Each<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for Each<T> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            while seq.next_element::<T>()?.is_some() {}
+            Ok(())
+        }
     }
 }
 
@@ -174,6 +244,31 @@ impl NodeImages {
 mod tests {
     use super::*;
     use crate::testing::NodeBuilder;
+
+    #[test]
+    fn skipped_images_are_refused_as_decoded_ones_are() {
+        let cases = [
+            "null",
+            "[]",
+            r#"[{"names":["a","b"],"sizeBytes":5,"other":{}}]"#,
+            r#"[{"names":null},{}]"#,
+            r#"[[["a"],1]]"#,
+            r#""x""#,
+            "{}",
+            "[1]",
+            r#"[{"names":"a"}]"#,
+            r#"[{"names":[1]}]"#,
+            r#"[{"sizeBytes":"big"}]"#,
+            r#"[[["a"],"big"]]"#,
+        ];
+        for json in cases {
+            let decoded = serde_json::from_str::<Images>(json).map(|i| i.len()).map_err(|e| e.to_string());
+            let skipped =
+                without_images(|| serde_json::from_str::<Images>(json).map(|i| i.len()).map_err(|e| e.to_string()));
+            assert_eq!(skipped, decoded.map(|_| 0), "{json}");
+            assert!(!SKIPPING.get(), "the flag is restored");
+        }
+    }
 
     fn node(images: &[(&[&str], Option<i64>)]) -> Node {
         use k8s_openapi::api::core::v1::ContainerImage;

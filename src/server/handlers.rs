@@ -368,20 +368,28 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
         }
     };
     let mut clock = PhaseClock::starting(started);
-    let read_started = Instant::now();
+    // When a streamed body was in: its decoding after that counts against the request deadline.
+    let mut body_in = None;
     let streamed = admitted.is_some() && declared_length(&headers).is_some_and(|n| n >= LARGE_BODY_BYTES);
     let read = if streamed {
-        // Its nodes are decoded as it arrives, so the request deadline counts from its first byte.
+        // Its nodes are decoded as it arrives; what is left of that once it is in counts against
+        // the request deadline, as the decoding of any body does.
         let keep_items = verb == Verb::Filter;
-        let (limit, body_timeout) = (state.max_body_bytes, state.body_timeout);
-        let reading = read_streamed(&headers, body, limit, body_timeout, &state.evaluator, keep_items);
-        match tokio::time::timeout(state.request_timeout, reading).await {
-            Ok(read) => read.map(|s| (s.skeleton, Some(s.predecoded), s.archive)),
-            Err(_elapsed) => {
-                state.metrics.requests.timed_out(verb.name());
-                tracing::warn!(verb = verb.name(), "request timed out while its body was decoded");
-                let deadline = humantime::format_duration(state.request_timeout).to_string();
-                return Answer::error(verb, &Unanswered::TimedOutDecoding { verb, deadline }.into()).into_response();
+        let limits = (state.max_body_bytes, state.body_timeout);
+        match read_streamed(&headers, body, limits, &state.evaluator, keep_items).await {
+            Err(e) => Err(e),
+            Ok(read) => {
+                body_in = Some(Instant::now());
+                match tokio::time::timeout(state.request_timeout, read.decoded()).await {
+                    Ok(decoded) => decoded.map(|s| (s.skeleton, Some(s.predecoded), s.archive)),
+                    Err(_elapsed) => {
+                        state.metrics.requests.timed_out(verb.name());
+                        tracing::warn!(verb = verb.name(), "request timed out while its body was decoded");
+                        let deadline = humantime::format_duration(state.request_timeout).to_string();
+                        let e = Unanswered::TimedOutDecoding { verb, deadline };
+                        return Answer::error(verb, &e.into()).into_response();
+                    }
+                }
             }
         }
     } else {
@@ -395,8 +403,7 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
     let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
     let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let left =
-        if streamed { state.request_timeout.saturating_sub(read_started.elapsed()) } else { state.request_timeout };
+    let left = body_in.map_or(state.request_timeout, |t: Instant| state.request_timeout.saturating_sub(t.elapsed()));
     let answered = run_on_pool_within(&state, request, left, move |ev| {
         clock.lap(Phase::Queue);
         let request = Incoming {

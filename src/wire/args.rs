@@ -71,6 +71,9 @@ impl<'a> ExtenderArgs<'a> {
     pub fn decode_with(body: &'a [u8], predecoded: Option<&Predecoded>) -> Result<Self, WireError> {
         const AT: &str = "ExtenderArgs";
         let fields = Fields::parse_with_list(body, AT, "Nodes")?;
+        if let Some(e) = predecoded.and_then(Predecoded::syntax_error) {
+            return Err(e.clone());
+        }
         let pod = fields
             .decode::<Object<Pod>>(AT, "Pod")?
             .ok_or_else(|| WireError::new("ExtenderArgs.Pod", "missing field"))?

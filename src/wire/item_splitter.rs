@@ -84,7 +84,12 @@ pub struct ItemSplitter {
     block_bytes: usize,
     skeleton: Vec<u8>,
     placeholders: Vec<usize>,
+    /// The containers that matter (the top-level object, `Nodes`, its `items`) and the ones the
+    /// split is inside of, down to the first that does not matter; below that only a count, so
+    /// deep nesting costs nothing (the skeleton's parse refuses it).
     stack: Vec<Container>,
+    /// Containers open below the last one on `stack`.
+    deeper: usize,
     in_string: bool,
     escaped: bool,
     /// The raw bytes of a key being read (in a `Root` or `List` object), `None` when not reading one.
@@ -106,6 +111,7 @@ impl ItemSplitter {
             skeleton: Vec::new(),
             placeholders: Vec::new(),
             stack: Vec::new(),
+            deeper: 0,
             in_string: false,
             escaped: false,
             key: None,
@@ -182,7 +188,8 @@ impl ItemSplitter {
                 self.skeleton.push(b);
                 continue;
             }
-            if self.stack.last().is_some_and(|c| c.role == Role::Items && !matches!(b, b',' | b']')) {
+            let top = if self.deeper == 0 { self.stack.last_mut() } else { None };
+            if top.as_ref().is_some_and(|c| c.role == Role::Items && !matches!(b, b',' | b']')) {
                 self.start_item(b);
                 return i + 1;
             }
@@ -190,7 +197,7 @@ impl ItemSplitter {
             match b {
                 b'"' => {
                     self.in_string = true;
-                    if let Some(top) = self.stack.last_mut() {
+                    if let Some(top) = top {
                         if top.is_object && top.expecting_key {
                             top.expecting_key = false;
                             if matches!(top.role, Role::Root | Role::List) {
@@ -202,20 +209,33 @@ impl ItemSplitter {
                     self.value_started();
                 }
                 b'{' | b'[' => {
-                    let role = match (self.stack.is_empty(), b, self.next_role) {
+                    let role = match (self.stack.is_empty() && self.deeper == 0, b, self.next_role) {
                         (true, b'{', _) => Role::Root,
                         (false, b'{', Role::List) => Role::List,
                         (false, b'[', Role::Items) => Role::Items,
                         _ => Role::Other,
                     };
                     self.value_started();
-                    self.stack.push(Container { role, is_object: b == b'{', expecting_key: b == b'{', elements: 0 });
+                    if role == Role::Other {
+                        self.deeper += 1;
+                    } else {
+                        self.stack.push(Container {
+                            role,
+                            is_object: b == b'{',
+                            expecting_key: b == b'{',
+                            elements: 0,
+                        });
+                    }
                 }
                 b'}' | b']' => {
-                    self.stack.pop();
+                    if self.deeper > 0 {
+                        self.deeper -= 1;
+                    } else {
+                        self.stack.pop();
+                    }
                 }
                 b',' => {
-                    if let Some(top) = self.stack.last_mut() {
+                    if let Some(top) = top {
                         top.expecting_key = top.is_object;
                     }
                 }
@@ -229,14 +249,16 @@ impl ItemSplitter {
     /// A value (not a key) began in the current container: counts it, and it takes the role its
     /// key gave.
     fn value_started(&mut self) {
-        if let Some(top) = self.stack.last_mut() {
-            top.elements += 1;
+        if self.deeper == 0 {
+            if let Some(top) = self.stack.last_mut() {
+                top.elements += 1;
+            }
         }
         self.next_role = Role::Other;
     }
 
     fn key_read(&mut self, raw: &[u8]) {
-        let Some(top) = self.stack.last() else { return };
+        let Some(top) = self.stack.last().filter(|_| self.deeper == 0) else { return };
         let key: std::borrow::Cow<'_, str> = if raw.len() > KEY_CAPTURE {
             return self.next_role = Role::Other;
         } else if raw.contains(&b'\\') {
@@ -433,6 +455,15 @@ mod tests {
         for (body, taken) in cases {
             assert_eq!(split(body, 3, 8).1.len(), taken, "{body}");
         }
+    }
+
+    #[test]
+    fn deep_nesting_outside_the_items_keeps_no_stack() {
+        let deep = format!(r#"{{"x":{}{},"Nodes":{{"items":[{{}}]}}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+        let mut splitter = ItemSplitter::new(1 << 20);
+        splitter.push(deep.as_bytes());
+        assert!(splitter.stack.capacity() <= 4, "{} stack entries", splitter.stack.capacity());
+        assert_eq!(splitter.items(), 1, "the items after it are still found");
     }
 
     #[test]

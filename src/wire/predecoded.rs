@@ -15,11 +15,23 @@ use crate::wire::fields::WireError;
 pub struct Predecoded {
     placeholders: Arc<[usize]>,
     nodes: Mutex<Vec<Option<Result<Node, WireError>>>>,
+    syntax_error: Option<WireError>,
 }
 
 impl Predecoded {
-    pub fn new(placeholders: Arc<[usize]>, nodes: Vec<Result<Node, WireError>>) -> Self {
-        Predecoded { placeholders, nodes: Mutex::new(nodes.into_iter().map(Some).collect()) }
+    /// `syntax_error`: the first item, in body order, that is not valid JSON (in any list, used
+    /// or not: the whole body's parse refuses it before anything is decoded).
+    pub fn new(
+        placeholders: Arc<[usize]>,
+        nodes: Vec<Result<Node, WireError>>,
+        syntax_error: Option<WireError>,
+    ) -> Self {
+        Predecoded { placeholders, nodes: Mutex::new(nodes.into_iter().map(Some).collect()), syntax_error }
+    }
+
+    /// The first item that is not valid JSON.
+    pub fn syntax_error(&self) -> Option<&WireError> {
+        self.syntax_error.as_ref()
     }
 
     /// For each of `raws` (values inside `body`, the skeleton), the node decoded for it when it is
