@@ -125,12 +125,12 @@ impl Pieces {
         (start.checked_add(buf.len())? <= self.source.len()).then_some(start)
     }
 
-    /// The piece `buf` is when it is not copied: a slice of the request body, or a kept item.
+    /// The piece `buf` is when it is not copied: a kept item, or a slice of the request body.
     fn shared(&self, buf: &[u8]) -> Option<(Piece, usize)> {
-        if buf == b"0" {
-            let archive = self.archive.as_ref()?;
-            let g = archive.item_at(self.offset_in_source(buf)?)?;
-            return Some((Piece::Item(g), archive.len_of(g)));
+        if let Some(archive) = &self.archive {
+            if let Some(g) = archive.item_of(&self.source, buf) {
+                return Some((Piece::Item(g), archive.len_of(g)));
+            }
         }
         if buf.len() < SHARE_AT_LEAST {
             return None;

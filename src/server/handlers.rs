@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -24,8 +24,8 @@ use crate::metrics::requests::{AnsweredWithError, CandidateForm};
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
 use crate::server::body::{declared_length, read_body, BodyError};
 use crate::server::item_archive::ItemArchive;
-use crate::server::large_bodies::{Admitted, TurnNotReached, LARGE_BODY_BYTES};
-use crate::server::streamed_nodes::read_streamed;
+use crate::server::large_bodies::{Admitted, TurnNotReached};
+use crate::server::streamed_nodes::{read_streamed, StreamedBody};
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::wire::predecoded::Predecoded;
@@ -78,8 +78,8 @@ fn resolve_request<'a>(
     verb: Verb,
     clock: &mut PhaseClock,
 ) -> Result<ResolvedRequest<'a>, VerbError> {
-    let Incoming { state, bytes, predecoded, subject, cancel, .. } = *request;
-    let args = ExtenderArgs::decode_with(&bytes[..], predecoded).map_err(|e| malformed(verb, e))?;
+    let Incoming { state, body, subject, cancel } = *request;
+    let args = ExtenderArgs::decode_with(body.bytes(), body.predecoded()).map_err(|e| malformed(verb, e))?;
     clock.lap(Phase::Decode);
     let pod_key = args.pod.key();
     subject.set(pod_key.clone(), args.nodes.len());
@@ -231,15 +231,10 @@ impl Answer {
         }
     }
 
-    /// [`Answer::json`] for an answer that echoes parts of the request body (`source`): those are
-    /// shared with it, not copied (see [`crate::server::answer_bytes`]).
-    fn json_sharing(
-        status: StatusCode,
-        value: &impl serde::Serialize,
-        source: &Bytes,
-        archive: Option<&Arc<ItemArchive>>,
-    ) -> Answer {
-        let mut pieces = Pieces::sharing(source.clone(), archive.cloned());
+    /// [`Answer::json`] for an answer that echoes parts of the request body: those are shared
+    /// with it (or its kept items), not copied (see [`crate::server::answer_bytes`]).
+    fn json_sharing(status: StatusCode, value: &impl serde::Serialize, body: &RequestBody) -> Answer {
+        let mut pieces = Pieces::sharing(body.bytes().clone(), body.archive().cloned());
         match serde_json::to_writer(&mut pieces, value) {
             Ok(()) => Answer { status, body: pieces.finish(), error: false, feasible: None },
             Err(e) => Answer::unencodable(&e),
@@ -293,10 +288,7 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock
     let request_nodes = request_nodes.as_ref().map(|(metadata, raws)| (*metadata, raws.as_slice()));
     let result = filter_result(&job.candidates, &filtered.verdicts, request_nodes, &pod_key);
     let feasible = result.node_names.as_ref().map_or(0, Vec::len) + result.nodes.as_ref().map_or(0, |n| n.items.len());
-    let answer = Answer {
-        feasible: Some(feasible),
-        ..Answer::json_sharing(StatusCode::OK, &result, request.bytes, request.archive)
-    };
+    let answer = Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.body) };
     drop(result);
     let metrics = Arc::clone(&state.metrics);
     ev.after_answer(move || {
@@ -326,9 +318,9 @@ pub fn prioritize_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAns
 }
 
 fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -> BodyAnswer {
-    let (subject, cancel, bytes) = (Subject::default(), CancelFlag::new(), Bytes::copy_from_slice(bytes));
-    let request =
-        Incoming { state, bytes: &bytes, predecoded: None, archive: None, subject: &subject, cancel: &cancel };
+    let (subject, cancel) = (Subject::default(), CancelFlag::new());
+    let body = RequestBody::Whole(Bytes::copy_from_slice(bytes));
+    let request = Incoming { state, body: &body, subject: &subject, cancel: &cancel };
     let answer = work(&request, ev, &mut PhaseClock::starting(Instant::now()))?;
     Ok(match answer.body.into_vec() {
         Ok(body) => (answer.status, body),
@@ -340,16 +332,76 @@ fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -
 #[derive(Clone, Copy)]
 struct Incoming<'a> {
     state: &'a AppState,
-    /// The request body (a streamed body's skeleton); a /filter answer shares the `Nodes` items it
-    /// echoes with it.
-    bytes: &'a Bytes,
-    /// A streamed body's nodes, decoded as they arrived.
-    predecoded: Option<&'a Predecoded>,
-    /// A streamed /filter body's items, kept for the answer.
-    archive: Option<&'a Arc<ItemArchive>>,
+    body: &'a RequestBody,
     /// Filled in once the body is decoded.
     subject: &'a Subject,
     cancel: &'a CancelFlag,
+}
+
+/// A /filter or /prioritize body as read: whole, or streamed.
+enum RequestBody {
+    Whole(Bytes),
+    Streamed(StreamedBody),
+}
+
+impl RequestBody {
+    /// The body to decode (a streamed body's skeleton); a /filter answer shares the `Nodes` items
+    /// it echoes with it.
+    fn bytes(&self) -> &Bytes {
+        match self {
+            RequestBody::Whole(bytes) => bytes,
+            RequestBody::Streamed(streamed) => &streamed.skeleton,
+        }
+    }
+
+    /// A streamed body's nodes, decoded as they arrived.
+    fn predecoded(&self) -> Option<&Predecoded> {
+        match self {
+            RequestBody::Whole(_) => None,
+            RequestBody::Streamed(streamed) => Some(&streamed.predecoded),
+        }
+    }
+
+    /// A streamed /filter body's items, kept for the answer.
+    fn archive(&self) -> Option<&Arc<ItemArchive>> {
+        match self {
+            RequestBody::Whole(_) => None,
+            RequestBody::Streamed(streamed) => streamed.archive.as_ref(),
+        }
+    }
+}
+
+/// Reads a /filter or /prioritize body, and what is left of the request deadline for its work on
+/// the pool. A large body (`admitted`) that declares its length is streamed: its nodes are decoded
+/// as it arrives, and what is left of that once it is in counts against the deadline, as the
+/// decoding of any body does. Errors are the answer to give.
+async fn read_request(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+    verb: Verb,
+    admitted: bool,
+) -> Result<(RequestBody, Duration), Answer> {
+    let refused = |e| Answer::error(verb, &body_refused(verb, e));
+    if !(admitted && declared_length(headers).is_some()) {
+        let bytes = read_body(headers, body, state.max_body_bytes, state.body_timeout).await.map_err(refused)?;
+        return Ok((RequestBody::Whole(Bytes::from(bytes)), state.request_timeout));
+    }
+    let limits = (state.max_body_bytes, state.body_timeout);
+    let read = read_streamed(headers, body, limits, &state.evaluator, verb == Verb::Filter).await.map_err(refused)?;
+    let body_in = Instant::now();
+    match tokio::time::timeout(state.request_timeout, read.decoded()).await {
+        Ok(decoded) => {
+            let body = RequestBody::Streamed(decoded.map_err(refused)?);
+            Ok((body, state.request_timeout.saturating_sub(body_in.elapsed())))
+        }
+        Err(_elapsed) => {
+            state.metrics.requests.timed_out(verb.name());
+            tracing::warn!(verb = verb.name(), "request timed out while its body was decoded");
+            let deadline = humantime::format_duration(state.request_timeout).to_string();
+            Err(Answer::error(verb, &Unanswered::TimedOutDecoding { verb, deadline }.into()))
+        }
+    }
 }
 
 /// Reads the body, runs the verb's work on the pool under the deadline, logs one line.
@@ -360,60 +412,25 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
     let admitted = match state.large_bodies.admit(&headers, state.max_body_bytes, wait).await {
         Ok(admitted) => admitted,
         Err(TurnNotReached) => {
-            let bytes = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).unwrap_or("unknown length");
+            let bytes = declared_length(&headers).map_or("unknown length".to_string(), |n| n.to_string());
             let waited = humantime::format_duration(wait).to_string();
             tracing::warn!(verb = verb.name(), bytes, waited, "a large request body waited too long for its turn");
-            let e = Unanswered::LargeBodyWaited { verb, bytes: bytes.to_string(), waited };
+            let e = Unanswered::LargeBodyWaited { verb, bytes, waited };
             return Answer::error(verb, &e.into()).into_response();
         }
     };
     let mut clock = PhaseClock::starting(started);
-    // When a streamed body was in: its decoding after that counts against the request deadline.
-    let mut body_in = None;
-    let streamed = admitted.is_some() && declared_length(&headers).is_some_and(|n| n >= LARGE_BODY_BYTES);
-    let read = if streamed {
-        // Its nodes are decoded as it arrives; what is left of that once it is in counts against
-        // the request deadline, as the decoding of any body does.
-        let keep_items = verb == Verb::Filter;
-        let limits = (state.max_body_bytes, state.body_timeout);
-        match read_streamed(&headers, body, limits, &state.evaluator, keep_items).await {
-            Err(e) => Err(e),
-            Ok(read) => {
-                body_in = Some(Instant::now());
-                match tokio::time::timeout(state.request_timeout, read.decoded()).await {
-                    Ok(decoded) => decoded.map(|s| (s.skeleton, Some(s.predecoded), s.archive)),
-                    Err(_elapsed) => {
-                        state.metrics.requests.timed_out(verb.name());
-                        tracing::warn!(verb = verb.name(), "request timed out while its body was decoded");
-                        let deadline = humantime::format_duration(state.request_timeout).to_string();
-                        let e = Unanswered::TimedOutDecoding { verb, deadline };
-                        return Answer::error(verb, &e.into()).into_response();
-                    }
-                }
-            }
-        }
-    } else {
-        read_body(&headers, body, state.max_body_bytes, state.body_timeout).await.map(|b| (Bytes::from(b), None, None))
-    };
-    let (bytes, predecoded, archive) = match read {
+    let (body, left) = match read_request(&state, &headers, body, verb, admitted.is_some()).await {
         Ok(read) => read,
-        Err(e) => return Answer::error(verb, &body_refused(verb, e)).into_response(),
+        Err(answer) => return answer.into_response(),
     };
     clock.lap(Phase::Read);
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
     let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
     let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let left = body_in.map_or(state.request_timeout, |t: Instant| state.request_timeout.saturating_sub(t.elapsed()));
     let answered = run_on_pool_within(&state, request, left, move |ev| {
         clock.lap(Phase::Queue);
-        let request = Incoming {
-            state: &on_pool,
-            bytes: &bytes,
-            predecoded: predecoded.as_ref(),
-            archive: archive.as_ref(),
-            subject: &pool_subject,
-            cancel: &pool_cancel,
-        };
+        let request = Incoming { state: &on_pool, body: &body, subject: &pool_subject, cancel: &pool_cancel };
         work(&request, ev, &mut clock).map(|answer| (answer, clock))
     })
     .await;

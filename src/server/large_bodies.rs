@@ -2,7 +2,7 @@
 //!
 //! A /filter or /prioritize with every node as `Nodes` (`nodeCacheCapable: false`) is tens of MB
 //! at 5,000 nodes; the server holds its decoded nodes and (for /filter) its items, compressed, until
-//! the answer has been written (`server::streamed_nodes`): 40-60 MiB at 5,000 nodes, and decoding
+//! the answer has been written (`server::streamed_nodes`): 55-70 MiB at 5,000 nodes, and decoding
 //! one uses both cores. A large body waits for the one before it to be answered, answer sent,
 //! before it is read, so the peak is that of one (docs/performance.md, "Full `Nodes` requests:
 //! memory"); small bodies (`NodeNames`, every other verb) are never held. kube-scheduler calls the

@@ -24,13 +24,13 @@ use crate::cluster::objects::Node;
 use crate::engine::Evaluator;
 use crate::server::body::{read_into, BodyError, BodySink};
 use crate::server::item_archive::{Block, ItemArchive, ItemAt};
-use crate::wire::args::decode_node;
-use crate::wire::item_splitter::{ItemSplitter, SealedBlock, Split};
+use crate::wire::args::{decode_node, ItemPath};
+use crate::wire::item_splitter::{ItemSplitter, Placeholders, SealedBlock, Split};
 use crate::wire::predecoded::Predecoded;
 use crate::wire::WireError;
 
 /// Items are sealed into blocks of about this many bytes (at the end of the item that reaches it).
-pub(crate) const BLOCK_BYTES: usize = 128 << 10;
+const BLOCK_BYTES: usize = 128 << 10;
 
 /// Sealed blocks waiting for or on the pool, at most.
 const BLOCKS_IN_FLIGHT: usize = 16;
@@ -102,7 +102,7 @@ pub(crate) async fn read_streamed(
 /// A streamed body that has arrived, its last blocks maybe still on the pool.
 pub(crate) struct ReadStreamed {
     skeleton: Vec<u8>,
-    placeholders: Vec<usize>,
+    placeholders: Placeholders,
     to_pool: ToPool,
 }
 
@@ -135,11 +135,10 @@ impl ReadStreamed {
         if nodes.len() != placeholders.len() {
             return Err(lost());
         }
-        let placeholders: Arc<[usize]> = Arc::from(placeholders);
         let keep_items = to_pool.keep_items;
         Ok(StreamedBody {
             skeleton: Bytes::from(skeleton),
-            archive: keep_items.then(|| Arc::new(ItemArchive::new(kept, items, Arc::clone(&placeholders)))),
+            archive: keep_items.then(|| Arc::new(ItemArchive::new(kept, items, placeholders.clone()))),
             predecoded: Predecoded::new(placeholders, nodes, syntax_error),
         })
     }
@@ -161,10 +160,7 @@ fn process(block: &SealedBlock, keep: bool) -> BlockDone {
                         let syntax = decoded.is_err() && serde_json::from_str::<IgnoredAny>(text).is_err();
                         (decoded, syntax)
                     }
-                    Err(e) => {
-                        let at = format!("ExtenderArgs.Nodes.items[{}]", item.index);
-                        (Err(WireError::new(at, format!("not UTF-8: {e}"))), true)
-                    }
+                    Err(e) => (Err(WireError::new(ItemPath(item.index).to_string(), format!("not UTF-8: {e}"))), true),
                 };
                 if let (true, None, Err(e)) = (syntax, &syntax_error, &decoded) {
                     syntax_error = Some(e.clone());

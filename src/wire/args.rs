@@ -81,7 +81,7 @@ impl<'a> ExtenderArgs<'a> {
         if let Some((path, message)) = pod.negative_quantity() {
             return Err(WireError::new(format!("ExtenderArgs.Pod.{path}"), message));
         }
-        let names: Option<Vec<NodeName<'a>>> = fields.decode_borrowed(AT, "NodeNames")?;
+        let names: Option<Vec<NodeName<'a>>> = fields.decode(AT, "NodeNames")?;
         let names = names.map(|names| names.into_iter().map(|n| n.0).collect());
         let nodes = fields.list().map(|list| decode_nodes(list, body, predecoded)).transpose()?;
         let nodes = match (nodes, names) {
@@ -168,11 +168,21 @@ fn decode_nodes<'a>(
     Ok(RequestNodes { metadata: metadata.filter(|m| m.get() != "null"), items })
 }
 
+/// The path of `Nodes.items[i]`, written out only for an error (not once per node of every
+/// request).
+pub struct ItemPath(pub usize);
+
+impl std::fmt::Display for ItemPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ExtenderArgs.Nodes.items[{}]", self.0)
+    }
+}
+
 /// Decodes `Nodes.items[i]` from its text, with errors at that path.
 pub fn decode_node(i: usize, text: &str) -> Result<Node, WireError> {
-    let at = format!("ExtenderArgs.Nodes.items[{i}]");
+    let at = ItemPath(i);
     if text == "null" {
-        return Err(WireError::new(at, "expected a Node object, found null"));
+        return Err(WireError::new(at.to_string(), "expected a Node object, found null"));
     }
     let Object(node): Object<Node> = decode_text(text, &at)?;
     if node.metadata.name.is_empty() {

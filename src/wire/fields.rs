@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use serde::de::{DeserializeOwned, DeserializeSeed, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, MapAccess, Visitor};
 use serde::Deserialize;
 use serde::Deserializer;
 use serde_json::value::RawValue;
@@ -100,14 +100,10 @@ impl<'a> Fields<'a> {
         self.lists.last().filter(|l| !matches!(l, RawList::Null))
     }
 
-    /// Decodes a member into `T`, with errors at `<parent>.<name>.<path inside>`.
-    pub fn decode<T: DeserializeOwned>(&self, parent: &str, name: &str) -> Result<Option<T>, WireError> {
-        self.get(name).map(|raw| decode_raw(raw, &format!("{parent}.{name}"))).transpose()
-    }
-
-    /// [`Fields::decode`] into a type that may borrow from the body.
-    pub fn decode_borrowed<T: Deserialize<'a>>(&self, parent: &str, name: &str) -> Result<Option<T>, WireError> {
-        self.get(name).map(|raw| decode_text(raw.get(), &format!("{parent}.{name}"))).transpose()
+    /// Decodes a member into `T` (which may borrow from the body), with errors at
+    /// `<parent>.<name>.<path inside>`.
+    pub fn decode<T: Deserialize<'a>>(&self, parent: &str, name: &str) -> Result<Option<T>, WireError> {
+        self.get(name).map(|raw| decode_text(raw.get(), format_args!("{parent}.{name}"))).transpose()
     }
 
     /// Like [`Fields::decode`] for a string member; absent reads as empty.
@@ -116,14 +112,9 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// Decodes raw JSON into `T`; errors carry `at` plus the path inside the value.
-pub fn decode_raw<T: DeserializeOwned>(raw: &RawValue, at: &str) -> Result<T, WireError> {
-    decode_text(raw.get(), at)
-}
-
-/// [`decode_raw`] of JSON text that is not known to be valid JSON: a syntax error is reported at
-/// `at` too.
-pub fn decode_text<'t, T: Deserialize<'t>>(text: &'t str, at: &str) -> Result<T, WireError> {
+/// Decodes JSON text into `T`; errors carry `at` (written out only for an error) plus the path
+/// inside the value. Text that is not valid JSON is an error at `at` too.
+pub fn decode_text<'t, T: Deserialize<'t>>(text: &'t str, at: impl fmt::Display) -> Result<T, WireError> {
     // Valid input is the rule: decode it directly, and track the path (an allocation per object
     // key, a third of the decoding time of a node) only to say where a bad value is.
     if let Ok(value) = serde_json::from_str(text) {

@@ -12,6 +12,7 @@
 //! (its error names the item, or the skeleton's line and column).
 
 use std::ops::Range;
+use std::sync::Arc;
 
 /// One item taken out: its index in its array (the path `Nodes.items[i]`) and its bytes in the
 /// block it went into.
@@ -28,13 +29,45 @@ pub struct SealedBlock {
     pub items: Vec<SplitItem>,
 }
 
-/// The body once it has all been pushed: the skeleton, the offset of each placeholder in it (item
-/// `g`, in body order, is at `placeholders[g]`), and the last, unsealed block.
+/// The body once it has all been pushed: the skeleton, where its placeholders are, and the last,
+/// unsealed block.
 #[derive(Debug)]
 pub struct Split {
     pub skeleton: Vec<u8>,
-    pub placeholders: Vec<usize>,
+    pub placeholders: Placeholders,
     pub last: SealedBlock,
+}
+
+/// What stands for a taken-out item in the skeleton: one byte, a valid JSON value.
+const PLACEHOLDER: u8 = b'0';
+
+/// Where a skeleton's placeholders are: item `g` (in body order) at offset `[g]`.
+#[derive(Debug, Clone)]
+pub struct Placeholders(Arc<[usize]>);
+
+impl Placeholders {
+    /// How many items were taken out.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The item `text` stands for, when it is one of the placeholders of `skeleton`. Compared by
+    /// address: `text` is a `RawValue` borrowed from the skeleton, or the bytes serde_json writes
+    /// for one.
+    pub fn item_of(&self, skeleton: &[u8], text: &[u8]) -> Option<usize> {
+        if text != [PLACEHOLDER] {
+            return None;
+        }
+        let offset = (text.as_ptr() as usize).checked_sub(skeleton.as_ptr() as usize)?;
+        if offset >= skeleton.len() {
+            return None;
+        }
+        self.0.binary_search(&offset).ok()
+    }
 }
 
 /// What a container is to the split.
@@ -158,7 +191,7 @@ impl ItemSplitter {
             self.skeleton.extend_from_slice(&self.block.bytes[start..]);
             self.block.bytes.truncate(start);
         }
-        Split { skeleton: self.skeleton, placeholders: self.placeholders, last: self.block }
+        Split { skeleton: self.skeleton, placeholders: Placeholders(Arc::from(self.placeholders)), last: self.block }
     }
 
     /// Reads skeleton bytes until an item starts; returns how many it used.
@@ -287,7 +320,7 @@ impl ItemSplitter {
         let index = self.stack.last().map_or(0, |c| c.elements);
         self.value_started();
         self.placeholders.push(self.skeleton.len());
-        self.skeleton.push(b'0');
+        self.skeleton.push(PLACEHOLDER);
         let state = match first {
             b'{' | b'[' => InItem::Nested { depth: 1, in_string: false, escaped: false },
             b'"' => InItem::String { escaped: false },
@@ -410,8 +443,8 @@ mod tests {
             })
             .collect();
         assert_eq!(placeholders.len(), items.len());
-        for &at in &placeholders {
-            assert_eq!(skeleton[at], b'0', "a placeholder at {at}");
+        for (g, &at) in placeholders.0.iter().enumerate() {
+            assert_eq!(placeholders.item_of(&skeleton, &skeleton[at..at + 1]), Some(g), "a placeholder at {at}");
         }
         (String::from_utf8(skeleton).unwrap(), items)
     }
@@ -504,7 +537,7 @@ mod tests {
         let items: Vec<&[u8]> = blocks.iter().flat_map(|b| b.items.iter().map(|i| &b.bytes[i.range.clone()])).collect();
         let mut out = Vec::new();
         let mut from = 0;
-        for (&p, item) in placeholders.iter().zip(&items) {
+        for (&p, item) in placeholders.0.iter().zip(&items) {
             out.extend_from_slice(&skeleton[from..p]);
             out.extend_from_slice(item);
             from = p + 1;

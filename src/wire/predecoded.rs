@@ -1,19 +1,17 @@
 //! Nodes decoded while a streamed body arrived ([`crate::wire::item_splitter`]), found again by
 //! the placeholder that stands for each in the skeleton when the skeleton is decoded.
 
-use std::sync::Arc;
-
 use parking_lot::Mutex;
 use serde_json::value::RawValue;
 
 use crate::cluster::objects::Node;
 use crate::wire::fields::WireError;
+use crate::wire::item_splitter::Placeholders;
 
-/// Item `g`'s decoded node (or why it is not one), its placeholder at `placeholders[g]` in the
-/// skeleton.
+/// Item `g`'s decoded node (or why it is not one), by its placeholder in the skeleton.
 #[derive(Debug)]
 pub struct Predecoded {
-    placeholders: Arc<[usize]>,
+    placeholders: Placeholders,
     nodes: Mutex<Vec<Option<Result<Node, WireError>>>>,
     syntax_error: Option<WireError>,
 }
@@ -22,7 +20,7 @@ impl Predecoded {
     /// `syntax_error`: the first item, in body order, that is not valid JSON (in any list, used
     /// or not: the whole body's parse refuses it before anything is decoded).
     pub fn new(
-        placeholders: Arc<[usize]>,
+        placeholders: Placeholders,
         nodes: Vec<Result<Node, WireError>>,
         syntax_error: Option<WireError>,
     ) -> Self {
@@ -40,12 +38,7 @@ impl Predecoded {
         let mut nodes = self.nodes.lock();
         raws.iter()
             .map(|raw| {
-                let text = raw.get();
-                let offset = (text.as_ptr() as usize).checked_sub(body.as_ptr() as usize)?;
-                if text != "0" || offset >= body.len() {
-                    return None;
-                }
-                let g = self.placeholders.binary_search(&offset).ok()?;
+                let g = self.placeholders.item_of(body, raw.get().as_bytes())?;
                 nodes.get_mut(g).and_then(Option::take)
             })
             .collect()
