@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries the end-to-end tests run (etcd, kube-apiserver,
-# kube-scheduler, kube-controller-manager) from the wrapper modules e2e/etcd and e2e/kube, into
+# kube-scheduler, kube-controller-manager, and for the real node kubelet and kubectl) from the
+# wrapper modules e2e/etcd and e2e/kube, into
 # target/e2e-bin/<kubernetes>-<etcd>/, with the oracle of the random comparison (e2e/kube/oracle:
 # kube-scheduler's own PreFilter and Filter plugins over clusters read as JSON lines). Skipped when that directory is complete. Prints the
 # directory on its last line of standard output; progress goes to standard error.
@@ -26,7 +27,7 @@ if [[ -z "$kube_version" || -z "$etcd_version" ]]; then
   exit 2
 fi
 out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/kubernetes-$kube_version-etcd-$etcd_version"
-binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager)
+binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubelet kubectl)
 
 # One build at a time (test binaries and .ci/run may ask at once); the second finds it complete.
 mkdir -p "$(dirname "$out")"
@@ -51,7 +52,9 @@ if $complete; then
   exit 0
 fi
 
-mkdir -p "$out.partial"
+# A directory an older layout left with fewer binaries keeps what it has; the missing ones are built.
+rm -rf "$out.partial"
+if [[ -d "$out" ]]; then cp -a "$out" "$out.partial"; else mkdir -p "$out.partial"; fi
 started=$(date +%s)
 # Version stamps as upstream's release builds set them (hack/lib/version.sh), so that
 # `kube-apiserver --version` and the API server's /version say what was built.
@@ -62,11 +65,14 @@ ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version \
  -X k8s.io/client-go/pkg/version.gitVersion=$kube_version \
  -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
 
-echo "e2e/build.sh: etcd $etcd_version (module download and build; minutes on a cold cache)" >&2
-(cd "$root/e2e/etcd" && go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" .)
-echo "e2e/build.sh: etcd built after $(( $(date +%s) - started )) s" >&2
+if [[ ! -x "$out.partial/etcd" ]]; then
+  echo "e2e/build.sh: etcd $etcd_version (module download and build; minutes on a cold cache)" >&2
+  (cd "$root/e2e/etcd" && go build -trimpath -ldflags "-s -w" -o "$out.partial/etcd" .)
+  echo "e2e/build.sh: etcd built after $(( $(date +%s) - started )) s" >&2
+fi
 
-for b in kube-apiserver kube-scheduler kube-controller-manager; do
+for b in "${binaries[@]:1}"; do
+  [[ -x "$out.partial/$b" ]] && continue
   echo "e2e/build.sh: $b $kube_version" >&2
   (cd "$root/e2e/kube" && go build -trimpath -ldflags "$ldflags" -o "$out.partial/$b" "k8s.io/kubernetes/cmd/$b")
   echo "e2e/build.sh: $b built after $(( $(date +%s) - started )) s" >&2

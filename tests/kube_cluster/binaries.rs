@@ -22,7 +22,7 @@ impl Binaries {
     }
 }
 
-fn required() -> bool {
+pub fn required() -> bool {
     let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
     ci || std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "require")
 }

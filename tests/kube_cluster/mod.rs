@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 
 pub mod binaries;
+pub mod node;
 pub mod null_extender;
 pub mod objects;
 pub mod process;
@@ -56,6 +57,12 @@ pub struct Options {
     pub schedulers: usize,
     /// kube-controller-manager with the PV binder (VolumeBinding's PreBind waits for it).
     pub controller_manager: bool,
+    /// The controllers kube-controller-manager runs (`--controllers`).
+    pub controllers: Vec<&'static str>,
+    /// kube-apiserver for pods on a real node (tests/kube_cluster/node.rs): on this address, port
+    /// 443, which is also the `kubernetes` Service's ClusterIP, with ServiceAccount admission and the
+    /// Service's endpoints, as a cluster with kubelets has them. `None`: 127.0.0.1, no kubelet.
+    pub apiserver_for_pods: Option<ApiServerForPods>,
     /// Extra kube-apiserver flags.
     pub apiserver_args: Vec<String>,
     /// A change to kube-scheduler's configuration after the harness's own adjustments (the
@@ -76,12 +83,24 @@ impl Default for Options {
             extender_args: Vec::new(),
             schedulers: 1,
             controller_manager: false,
+            controllers: vec!["persistentvolume-binder-controller"],
+            apiserver_for_pods: None,
             apiserver_args: Vec::new(),
             scheduler_config: None,
             extender_url: None,
             scheduler_settings: Vec::new(),
         }
     }
+}
+
+/// Where kube-apiserver listens when pods of a real node call it (see `Options::apiserver_for_pods`).
+#[derive(Debug, Clone)]
+pub struct ApiServerForPods {
+    /// The address it binds and advertises; the first address of `service_range`, so that the
+    /// `kubernetes` Service's ClusterIP is the API server itself and no kube-proxy is needed.
+    pub ip: String,
+    /// `--service-cluster-ip-range`.
+    pub service_range: String,
 }
 
 pub struct Cluster {
@@ -164,7 +183,12 @@ impl Cluster {
 
         // Serving certificate, service-account signing key, tokens, audit policy.
         let ca = pki::Ca::new("e2e-ca");
-        let serving = ca.server("kube-apiserver");
+        let pod_network = options.apiserver_for_pods.clone();
+        let extra_sans: Vec<&str> = match &pod_network {
+            Some(p) => vec![p.ip.as_str(), "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+            None => Vec::new(),
+        };
+        let serving = ca.server_for("kube-apiserver", &extra_sans);
         let ca_file = dir.join("ca.crt");
         write(&ca_file, &ca.pem);
         write(&dir.join("apiserver.crt"), &serving.cert_pem);
@@ -209,13 +233,16 @@ impl Cluster {
             dir.join("etcd.log"),
         );
 
-        let apiserver_port = free_port();
-        let apiserver_url = format!("https://127.0.0.1:{apiserver_port}");
+        let (apiserver_ip, apiserver_port) = match &pod_network {
+            Some(p) => (p.ip.clone(), 443),
+            None => ("127.0.0.1".to_string(), free_port()),
+        };
+        let apiserver_url = format!("https://{apiserver_ip}:{apiserver_port}");
         let audit_log = dir.join("audit.log");
         let mut apiserver_args = vec![
             format!("--etcd-servers={etcd_url}"),
-            "--bind-address=127.0.0.1".to_string(),
-            "--advertise-address=127.0.0.1".to_string(),
+            format!("--bind-address={apiserver_ip}"),
+            format!("--advertise-address={apiserver_ip}"),
             format!("--secure-port={apiserver_port}"),
             format!("--tls-cert-file={}", dir.join("apiserver.crt").display()),
             format!("--tls-private-key-file={}", dir.join("apiserver.key").display()),
@@ -227,18 +254,30 @@ impl Cluster {
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".to_string(),
             format!("--service-account-key-file={}", dir.join("sa.pub").display()),
             format!("--service-account-signing-key-file={}", dir.join("sa.key").display()),
-            "--service-cluster-ip-range=10.96.0.0/16".to_string(),
-            // No kubelet and no node lifecycle controller here: TaintNodesByCondition would taint
-            // every new node not-ready for good, and ServiceAccount admission wants tokens that no
-            // controller makes.
-            "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition".to_string(),
+            format!(
+                "--service-cluster-ip-range={}",
+                pod_network.as_ref().map_or("10.96.0.0/16", |p| p.service_range.as_str())
+            ),
             format!("--audit-policy-file={}", dir.join("audit-policy.yaml").display()),
             format!("--audit-log-path={}", audit_log.display()),
             "--audit-log-mode=blocking".to_string(),
             "--profiling=false".to_string(),
-            // The `kubernetes` Service's endpoints would name 127.0.0.1, which the reconciler refuses.
-            "--endpoint-reconciler-type=none".to_string(),
         ];
+        if pod_network.is_some() {
+            // Pods run: ServiceAccount admission gives them their projected token, and the
+            // `kubernetes` Service's endpoints name the API server's own address. No node lifecycle
+            // controller runs, so TaintNodesByCondition's not-ready taint would stay for good.
+            apiserver_args.push("--disable-admission-plugins=TaintNodesByCondition".to_string());
+        } else {
+            apiserver_args.extend([
+                // No kubelet and no node lifecycle controller here: TaintNodesByCondition would taint
+                // every new node not-ready for good, and ServiceAccount admission wants tokens that no
+                // controller makes.
+                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition".to_string(),
+                // The `kubernetes` Service's endpoints would name 127.0.0.1, which the reconciler refuses.
+                "--endpoint-reconciler-type=none".to_string(),
+            ]);
+        }
         apiserver_args.extend(options.apiserver_args.iter().cloned());
         let apiserver = Process::start(
             "kube-apiserver",
@@ -285,7 +324,7 @@ impl Cluster {
             objects::apply_file(&cluster.client, &Path::new(env!("CARGO_MANIFEST_DIR")).join(manifest)).await;
         }
         if options.controller_manager {
-            cluster.start_controller_manager();
+            cluster.start_controller_manager(&options.controllers);
         }
         if options.extender {
             cluster.start_extender(&options.extender_args).await;
@@ -327,15 +366,19 @@ impl Cluster {
         }
     }
 
-    fn start_controller_manager(&mut self) {
+    fn start_controller_manager(&mut self, controllers: &[&str]) {
         let port = free_port();
         let kubeconfig = self.admin_kubeconfig.display().to_string();
         let args = vec![
             format!("--kubeconfig={kubeconfig}"),
             format!("--authentication-kubeconfig={kubeconfig}"),
             format!("--authorization-kubeconfig={kubeconfig}"),
-            // Only what the tests need: binding PVs to PVCs (VolumeBinding's PreBind waits for it).
-            "--controllers=persistentvolume-binder-controller".to_string(),
+            // Only what the tests need (by default the PV binder, which VolumeBinding's PreBind
+            // waits for).
+            format!("--controllers={}", controllers.join(",")),
+            // What the root CA publisher puts in every namespace's kube-root-ca.crt (the CA a
+            // pod's projected token volume carries).
+            format!("--root-ca-file={}", self.dir.join("ca.crt").display()),
             "--leader-elect=false".to_string(),
             "--use-service-account-credentials=false".to_string(),
             // The PV binder writes the volume, the claim and their statuses per binding: at the

@@ -39,7 +39,14 @@ impl Ca {
 
     /// A serving certificate for 127.0.0.1 and localhost.
     pub fn server(&self, name: &str) -> Leaf {
-        self.leaf(name, vec!["127.0.0.1".into(), "localhost".into()], ExtendedKeyUsagePurpose::ServerAuth)
+        self.server_for(name, &[])
+    }
+
+    /// A serving certificate for 127.0.0.1, localhost and `more` (addresses or DNS names).
+    pub fn server_for(&self, name: &str, more: &[&str]) -> Leaf {
+        let mut sans: Vec<String> = vec!["127.0.0.1".into(), "localhost".into()];
+        sans.extend(more.iter().map(|s| s.to_string()));
+        self.leaf(name, sans, ExtendedKeyUsagePurpose::ServerAuth)
     }
 
     /// A client certificate, as kube-scheduler's tlsConfig.certFile would hold.

@@ -1,0 +1,628 @@
+//! What an operator deploys, run for real: the images built without Docker (image/build.sh),
+//! imported into containerd, and `manifests/` applied with kubectl's kustomize (only the image
+//! references overridden) to a cluster whose one real node is a kubelet built from the same
+//! `k8s.io/kubernetes` module as the control plane (tests/kube_cluster/node.rs). The cluster's own
+//! kube-scheduler places the Deployment's pods; kube-controller-manager runs the deployment,
+//! replicaset, service-account and root-CA controllers the Deployment and its projected token need.
+//!
+//! On that node: the sidecar starts before kube-scheduler, one replica holds the Lease, pods are
+//! bound by the extender, the extender killed through the runtime comes back, an edited Policy
+//! ConfigMap reaches the extender without a restart, the leader's deletion hands the Lease over,
+//! and the metrics are scraped through the pod's admin port as the shipped PodMonitor says.
+//!
+//! Needs root, Go and Debian's containerd, runc and CNI plugins (installed when missing by
+//! e2e/node-packages.sh). Without them it says SKIPPED on the terminal and passes, except under
+//! CI (`CI=true` or `PREDICATE_EXTENDER_E2E=require`), where that is a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
+
+mod kube_cluster;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::Api;
+use kube_cluster::node::{self, RealNode, NODE_NAME};
+use kube_cluster::objects::{create, node as fake_node};
+use kube_cluster::scheduler_config::{differences, LEASE_NAME, LEASE_NAMESPACE};
+use kube_cluster::{binaries, metric_sum, Binaries, Cluster, Options, DEADLINE};
+use predicate_extender::testing::eventually;
+use serde_json::{json, Value};
+
+const TEST: &str = "real-node";
+/// The test's pods, scheduled by the shipped profile.
+const NS: &str = "e2e-real-node";
+/// Where manifests/ puts the Deployment.
+const DEPLOYMENT_NS: &str = "predicate-scheduler";
+const DEPLOYMENT: &str = "predicate-scheduler";
+const EXTENDER: &str = "predicate-extender";
+/// Where kube-scheduler calls the extender in the pod (config/scheduler-config.yaml's urlPrefix).
+const EXTENDER_URL: &str = "127.0.0.1:8888";
+/// The references kustomize rewrites (manifests/kustomization.yaml's and the Deployment's).
+const EXTENDER_IMAGE_SHIPPED: &str = "registry.example.com/predicate-extender";
+const SCHEDULER_IMAGE_SHIPPED: &str = "registry.k8s.io/kube-scheduler";
+/// What they become here: images built by image/build.sh and imported into the node's containerd.
+const EXTENDER_IMAGE: &str = "localhost/predicate-extender";
+const EXTENDER_TAG: &str = "e2e";
+const SCHEDULER_IMAGE: &str = "localhost/kube-scheduler";
+const PAUSE_IMAGE: &str = "localhost/pause:e2e";
+/// Nodes without a kubelet beside the real one, tainted so that only the test's pods (which
+/// tolerate it) go there: the Deployment's pods stay on the real node.
+const FAKE_TAINT: &str = "e2e.predicate-extender/no-kubelet";
+
+fn skip_or_fail(why: &str) {
+    if kube_cluster::binaries::required() {
+        panic!("end-to-end test {TEST}: {why}");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED end-to-end test {TEST}: {why} (set {}=require or CI=true to make this a failure)",
+        kube_cluster::binaries::REQUIRE_ENV
+    );
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The Kubernetes version e2e/build.sh built (its directory is named after it).
+fn kube_version(binaries: &Binaries) -> String {
+    let dir = binaries.dir.file_name().unwrap().to_string_lossy().to_string();
+    dir.strip_prefix("kubernetes-").and_then(|d| d.split("-etcd-").next()).unwrap().to_string()
+}
+
+fn build_image(kind: &str, binary: Option<&Path>, reference: &str, out: &Path) {
+    let mut command = Command::new("bash");
+    command.arg(repo().join("image/build.sh")).arg(kind);
+    if let Some(binary) = binary {
+        command.arg(binary);
+    }
+    let status = command.arg(reference).arg(out).stdout(std::process::Stdio::null()).status().unwrap();
+    assert!(status.success(), "image/build.sh {kind} {reference}: {status}");
+}
+
+/// The three images: the extender's (CI's release image when PREDICATE_EXTENDER_IMAGE names it,
+/// else one built from this test's binary), kube-scheduler's from the binary the tests built, and
+/// the pod sandbox.
+fn images(binaries: &Binaries, dir: &Path, version: &str) -> Vec<PathBuf> {
+    let extender = match std::env::var_os("PREDICATE_EXTENDER_IMAGE") {
+        Some(path) => PathBuf::from(path),
+        None => {
+            let out = dir.join("predicate-extender.oci.tar");
+            let binary = Path::new(env!("CARGO_BIN_EXE_predicate-extender"));
+            build_image("extender", Some(binary), &format!("{EXTENDER_IMAGE}:{EXTENDER_TAG}"), &out);
+            out
+        }
+    };
+    let scheduler = dir.join("kube-scheduler.oci.tar");
+    build_image(
+        "kube-scheduler",
+        Some(&binaries.path("kube-scheduler")),
+        &format!("{SCHEDULER_IMAGE}:{version}"),
+        &scheduler,
+    );
+    let pause = dir.join("pause.oci.tar");
+    build_image("pause", None, PAUSE_IMAGE, &pause);
+    vec![pause, extender, scheduler]
+}
+
+fn kubectl(binaries: &Binaries, cluster: &Cluster, args: &[&str]) -> String {
+    let out = Command::new(binaries.path("kubectl"))
+        .arg(format!("--kubeconfig={}", cluster.admin_kubeconfig.display()))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "kubectl {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// `kubectl kustomize DIR` as objects keyed by kind/namespace/name.
+fn kustomize(binaries: &Binaries, dir: &Path) -> BTreeMap<String, Value> {
+    let out = Command::new(binaries.path("kubectl")).arg("kustomize").arg(dir).output().unwrap();
+    assert!(out.status.success(), "kubectl kustomize {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    docs.into_iter().filter(|d| d.is_object()).map(|d| (key(&d), d)).collect()
+}
+
+fn key(object: &Value) -> String {
+    format!(
+        "{}/{}/{}",
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["namespace"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// The paths at which `live` lacks or changes what `applied` says (what the API server added,
+/// defaults and status, is not a difference).
+fn not_kept(path: &str, applied: &Value, live: &Value, out: &mut Vec<String>) {
+    match (applied, live) {
+        (Value::Object(a), Value::Object(l)) => {
+            for (k, v) in a {
+                match l.get(k) {
+                    Some(lv) => not_kept(&format!("{path}.{k}"), v, lv, out),
+                    None => out.push(format!("{path}.{k}")),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(l)) if a.len() == l.len() => {
+            for (i, (v, lv)) in a.iter().zip(l).enumerate() {
+                not_kept(&format!("{path}[{i}]"), v, lv, out);
+            }
+        }
+        _ if applied == live => {}
+        _ => out.push(format!("{path}: {applied} became {live}")),
+    }
+}
+
+fn test_pod(name: &str, labels: Value, spec: Value) -> Value {
+    let mut pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "labels": labels},
+        "spec": {
+            "schedulerName": "predicate-scheduler",
+            "terminationGracePeriodSeconds": 0,
+            "automountServiceAccountToken": false,
+            "tolerations": [{"key": FAKE_TAINT, "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{
+                "name": "c",
+                "image": PAUSE_IMAGE,
+                "imagePullPolicy": "Never",
+                "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+            }],
+        },
+    });
+    pod["spec"] = kube_cluster::merged(pod["spec"].take(), spec);
+    pod
+}
+
+async fn wait_bound(cluster: &Cluster, name: &str) -> String {
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), NS);
+    eventually(&format!("pod {NS}/{name} bound"), DEADLINE, || async {
+        let pod = api.get_opt(name).await.ok()??;
+        pod.spec.as_ref()?.node_name.clone()
+    })
+    .await
+}
+
+/// The audit log's successful pods/binding creations in the test's namespace: (pod, user agent).
+fn bindings(cluster: &Cluster) -> Vec<(String, String)> {
+    cluster
+        .audit_events()
+        .into_iter()
+        .filter(|e| e["stage"] == "ResponseComplete" && e["verb"] == "create")
+        .filter(|e| e["objectRef"]["resource"] == "pods" && e["objectRef"]["subresource"] == "binding")
+        .filter(|e| e["objectRef"]["namespace"] == NS)
+        .filter(|e| e["responseStatus"]["code"].as_u64().is_some_and(|c| c < 300))
+        .map(|e| {
+            let pod = e["objectRef"]["name"].as_str().unwrap_or_default().to_string();
+            (pod, e["userAgent"].as_str().unwrap_or_default().to_string())
+        })
+        .collect()
+}
+
+/// Every binding of a test pod was made by the extender, each pod once; returns how many.
+fn assert_bound_once_each_by_the_extender(cluster: &Cluster) -> usize {
+    let all = bindings(cluster);
+    let by_other: Vec<_> = all.iter().filter(|(_, agent)| !agent.starts_with("predicate-extender/")).collect();
+    assert!(by_other.is_empty(), "bindings not made by the extender: {by_other:?}");
+    let mut seen = BTreeSet::new();
+    let twice: Vec<_> = all.iter().filter(|(pod, _)| !seen.insert(pod.clone())).collect();
+    assert!(twice.is_empty(), "pods bound more than once: {twice:?}");
+    all.len()
+}
+
+/// The pod holding the shipped Lease (kube-scheduler's identity is `<hostname>_<uuid>`, and a
+/// pod's hostname is its name).
+async fn leader(cluster: &Cluster) -> String {
+    let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), LEASE_NAMESPACE);
+    eventually("a replica holds the Lease", DEADLINE, || async {
+        let lease = leases.get_opt(LEASE_NAME).await.ok()??;
+        let holder = lease.spec?.holder_identity.filter(|h| !h.is_empty())?;
+        Some(holder.split('_').next()?.to_string())
+    })
+    .await
+}
+
+async fn deployment_pods(cluster: &Cluster) -> Vec<Pod> {
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
+    let params = ListParams::default().labels("app.kubernetes.io/name=predicate-scheduler");
+    api.list(&params).await.unwrap().items.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect()
+}
+
+/// The extender's /metrics in pod `name`, scraped as the shipped PodMonitor says: its
+/// `podMetricsEndpoints[0]` port (by name, resolved in the live pod's containers) and path.
+async fn scrape(cluster: &Cluster, name: &str) -> Option<String> {
+    let monitor: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(repo().join("manifests/monitoring/pod-monitor.yaml")).unwrap())
+            .unwrap();
+    let endpoint = &monitor["spec"]["podMetricsEndpoints"][0];
+    let (port_name, path) = (endpoint["port"].as_str().unwrap(), endpoint["path"].as_str().unwrap());
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
+    let pod = api.get_opt(name).await.ok()??;
+    let spec = pod.spec?;
+    let port = spec
+        .init_containers
+        .unwrap_or_default()
+        .into_iter()
+        .chain(spec.containers)
+        .flat_map(|c| c.ports.unwrap_or_default())
+        .find(|p| p.name.as_deref() == Some(port_name))?
+        .container_port;
+    let ip = pod.status?.pod_ip?;
+    let url = format!("http://{ip}:{port}{path}");
+    let resp = reqwest::Client::new().get(&url).timeout(Duration::from_secs(5)).send().await.ok()?;
+    resp.status().is_success().then_some(())?;
+    resp.text().await.ok()
+}
+
+async fn metric(cluster: &Cluster, pod: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    Some(metric_sum(&scrape(cluster, pod).await?, name, labels))
+}
+
+/// A CRI log line's timestamp (RFC 3339 with up to nine fraction digits) as nanoseconds since the
+/// epoch, for ordering two containers' lines.
+fn log_time(line: &str) -> Option<i128> {
+    let stamp = line.split(' ').next()?;
+    let (date, time) = stamp.strip_suffix('Z')?.split_once('T')?;
+    let mut d = date.split('-').map(|p| p.parse::<i64>());
+    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
+    // Days from the civil date (Howard Hinnant's days_from_civil).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
+    let mut t = hms.split(':').map(|p| p.parse::<i64>());
+    let secs = days * 86_400 + t.next()?.ok()? * 3600 + t.next()?.ok()? * 60 + t.next()?.ok()?;
+    let nanos: i64 = format!("{frac:0<9}")[..9].parse().ok()?;
+    Some(secs as i128 * 1_000_000_000 + nanos as i128)
+}
+
+/// The lines of a container's first log file (kubelet's podLogsDir/<ns>_<pod>_<uid>/<container>/0.log).
+fn container_log(node: &RealNode, pod: &Pod, container: &str) -> Vec<String> {
+    let meta = &pod.metadata;
+    let dir = node.dir.join("pod-logs").join(format!(
+        "{}_{}_{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+        meta.uid.as_deref().unwrap_or_default()
+    ));
+    let text = std::fs::read_to_string(dir.join(container).join("0.log")).unwrap_or_default();
+    text.lines().map(str::to_string).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shipped_manifests_run_on_a_real_kubelet() {
+    let Some(binaries) = binaries(TEST) else { return };
+    if let Some(why) = node::unavailable() {
+        return skip_or_fail(&why);
+    }
+    if let Err(why) = node::install_packages() {
+        return skip_or_fail(&why);
+    }
+    let version = kube_version(&binaries);
+    let work = tempfile::tempdir().unwrap();
+    let archives = images(&binaries, work.path(), &version);
+
+    // Declared first, dropped last: the node is torn down after the control plane stops.
+    let mut node = RealNode::prepare(TEST);
+    let options = Options {
+        extender: false,
+        schedulers: 0,
+        controller_manager: true,
+        controllers: vec![
+            "deployment-controller",
+            "replicaset-controller",
+            "serviceaccount-controller",
+            "root-ca-certificate-publisher-controller",
+        ],
+        apiserver_for_pods: Some(node::apiserver_for_pods()),
+        ..Options::default()
+    };
+    let cluster = Cluster::start_with(binaries.clone(), TEST, options).await;
+    let _default_scheduler = node::default_scheduler(&cluster);
+    node.start(&cluster, &binaries, &archives, PAUSE_IMAGE).await;
+
+    // --- The manifests, as an operator applies them: kustomize with only the images overridden.
+    let overlay = cluster.dir.join("overlay");
+    std::fs::create_dir_all(&overlay).unwrap();
+    std::fs::write(
+        overlay.join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {manifests}\n\
+             images:\n  - name: {EXTENDER_IMAGE_SHIPPED}\n    newName: {EXTENDER_IMAGE}\n    newTag: {EXTENDER_TAG}\n\
+             \x20 - name: {SCHEDULER_IMAGE_SHIPPED}\n    newName: {SCHEDULER_IMAGE}\n    newTag: {version}\n",
+            manifests = relative_to(&overlay, &repo().join("manifests")).display()
+        ),
+    )
+    .unwrap();
+    let shipped = kustomize(&binaries, &repo().join("manifests"));
+    let rendered = kustomize(&binaries, &overlay);
+    assert_eq!(shipped.keys().collect::<Vec<_>>(), rendered.keys().collect::<Vec<_>>());
+    let changed: Vec<String> = shipped
+        .iter()
+        .flat_map(|(k, object)| differences(object, &rendered[k]).into_iter().map(move |d| format!("{k}: {d}")))
+        .collect();
+    let deployment_key = format!("Deployment/{DEPLOYMENT_NS}/{DEPLOYMENT}");
+    assert_eq!(
+        changed,
+        [
+            format!("{deployment_key}: spec.template.spec.containers[0].image"),
+            format!("{deployment_key}: spec.template.spec.initContainers[0].image"),
+        ],
+        "the overlay changes only the two image references"
+    );
+    kubectl(&binaries, &cluster, &["apply", "-k", overlay.to_str().unwrap()]);
+    let rendered_file = cluster.dir.join("rendered.yaml");
+    let docs: Vec<String> = rendered.values().map(|d| serde_json::to_string(d).unwrap()).collect();
+    std::fs::write(&rendered_file, docs.join("\n---\n")).unwrap();
+    let live: Value = serde_json::from_str(&kubectl(
+        &binaries,
+        &cluster,
+        &["get", "-f", rendered_file.to_str().unwrap(), "-o", "json"],
+    ))
+    .unwrap();
+    let live: BTreeMap<String, Value> = live["items"].as_array().unwrap().iter().map(|o| (key(o), o.clone())).collect();
+    for (k, applied) in &rendered {
+        let mut lost = Vec::new();
+        not_kept("", applied, live.get(k).unwrap_or_else(|| panic!("{k} was not created")), &mut lost);
+        assert!(lost.is_empty(), "{k}: the API server does not hold what was applied: {lost:?}");
+    }
+
+    // --- The Deployment becomes Available, its pods on the real node, the sidecar first.
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
+    eventually("the Deployment is Available with both replicas", DEADLINE * 3, || async {
+        let status = deployments.get_opt(DEPLOYMENT).await.ok()??.status?;
+        let available = status.conditions?.iter().any(|c| c.type_ == "Available" && c.status == "True");
+        (available && status.available_replicas == Some(2)).then_some(())
+    })
+    .await;
+    let pods = deployment_pods(&cluster).await;
+    assert_eq!(pods.len(), 2);
+    for pod in &pods {
+        let name = pod.metadata.name.clone().unwrap();
+        assert_eq!(pod.spec.as_ref().unwrap().node_name.as_deref(), Some(NODE_NAME), "{name}");
+        let extender_log = container_log(&node, pod, EXTENDER);
+        let scheduler_log = container_log(&node, pod, "kube-scheduler");
+        // Ready once every watched resource was listed (the /readyz the startup probe polls).
+        let listed: BTreeSet<String> =
+            extender_log.iter().filter(|l| l.contains("\"listed\"")).filter_map(|l| resource_of(l)).collect();
+        assert!(!listed.is_empty(), "{name}: the extender logged no list:\n{}", extender_log.join("\n"));
+        let mut seen = BTreeSet::new();
+        let synced = extender_log
+            .iter()
+            .find(|l| {
+                if let Some(r) = resource_of(l).filter(|_| l.contains("\"listed\"")) {
+                    seen.insert(r);
+                }
+                seen == listed
+            })
+            .and_then(|l| log_time(l))
+            .unwrap();
+        let scheduler_started = scheduler_log.first().and_then(|l| log_time(l)).unwrap();
+        assert!(
+            scheduler_started > synced,
+            "{name}: kube-scheduler logged before the extender's cache had synced ({scheduler_started} <= {synced})"
+        );
+        // The extender runs as the image's user, on a read-only root filesystem.
+        let ids = node.container_ids(&name, EXTENDER);
+        assert_eq!(ids.len(), 1, "{name}: {ids:?}");
+        let spec: Value = serde_json::from_str(&node.ctr(&["containers", "info", &ids[0]]).unwrap()).unwrap();
+        let oci = &spec["Spec"];
+        assert_eq!(oci["process"]["user"]["uid"], 65532, "{name}: {}", oci["process"]["user"]);
+        assert_eq!(oci["root"]["readonly"], true, "{name}: {}", oci["root"]);
+    }
+    let first_leader = leader(&cluster).await;
+    assert!(pods.iter().any(|p| p.metadata.name.as_deref() == Some(first_leader.as_str())), "{first_leader}");
+
+    // Nothing of the node listens beyond loopback and the test's own interfaces.
+    for process in node.containerd.iter().chain(node.kubelet.iter()) {
+        for address in kube_cluster::process::listening(process.pid().unwrap()) {
+            assert!(address.starts_with("127.0.0.1:") || address.starts_with("198.18."), "{}: {address}", process.name);
+        }
+    }
+
+    // --- Pods for the predicate-scheduler profile: bound by the extender, once each.
+    let c = &cluster.client;
+    create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
+    eventually("the namespace's default ServiceAccount", DEADLINE, || async {
+        let sa: Api<k8s_openapi::api::core::v1::ServiceAccount> = Api::namespaced(c.clone(), NS);
+        sa.get_opt("default").await.ok()?
+    })
+    .await;
+    let taint = json!([{"key": FAKE_TAINT, "value": "true", "effect": "NoSchedule"}]);
+    for (name, labels) in [("pe-fake-ssd", json!({"disk": "ssd"})), ("pe-fake-plain", json!({}))] {
+        let mut n = fake_node(name, "zone-a", "8", "32Gi");
+        n["metadata"]["labels"] = kube_cluster::merged(n["metadata"]["labels"].take(), labels);
+        n["spec"]["taints"] = taint.clone();
+        create(c, n).await;
+    }
+    for i in 0..4 {
+        create(c, test_pod(&format!("first-{i}"), json!({}), json!({}))).await;
+    }
+    for i in 0..4 {
+        wait_bound(&cluster, &format!("first-{i}")).await;
+    }
+    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 4);
+    // A pod bound to the real node runs there.
+    let on_real =
+        create(c, test_pod("on-real-node", json!({}), json!({"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}})))
+            .await;
+    assert_eq!(on_real["metadata"]["name"], "on-real-node");
+    assert_eq!(wait_bound(&cluster, "on-real-node").await, NODE_NAME);
+    let test_pods: Api<Pod> = Api::namespaced(c.clone(), NS);
+    eventually("the pod bound to the real node runs", DEADLINE, || async {
+        (test_pods.get_opt("on-real-node").await.ok()??.status?.phase? == "Running").then_some(())
+    })
+    .await;
+
+    // --- The leader's extender killed through the runtime (as an OOM kill would): kubelet
+    // restarts the sidecar, the pods created meanwhile are bound once each afterwards.
+    let ids = node.container_ids(&first_leader, EXTENDER);
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    node.ctr(&["tasks", "kill", "--signal", "SIGKILL", &ids[0]]).unwrap();
+    for i in 0..3 {
+        create(c, test_pod(&format!("while-down-{i}"), json!({}), json!({}))).await;
+    }
+    // kube-scheduler found the extender gone (not ignorable): the pods wait, with an event.
+    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(c.clone(), NS);
+    let event = eventually("a FailedScheduling event naming the unreachable extender", DEADLINE, || async {
+        let list = events.list(&ListParams::default()).await.ok()?;
+        list.items
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some("FailedScheduling"))
+            .filter(|e| e.involved_object.name.as_deref().is_some_and(|n| n.starts_with("while-down-")))
+            .find_map(|e| e.message.filter(|m| m.contains(EXTENDER_URL)))
+    })
+    .await;
+    assert!(event.contains("refused") || event.contains("connect"), "{event}");
+    let pod_api: Api<Pod> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
+    eventually("kubelet restarted the killed sidecar and it is ready", DEADLINE * 2, || async {
+        let pod = pod_api.get_opt(&first_leader).await.ok()??;
+        let status = pod.status?.init_container_statuses?.into_iter().find(|s| s.name == EXTENDER)?;
+        (status.restart_count >= 1 && status.ready).then_some(())
+    })
+    .await;
+    for i in 0..3 {
+        wait_bound(&cluster, &format!("while-down-{i}")).await;
+    }
+    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 8);
+    // Its model equals the API server's (the cache_objects series, scraped through the pod).
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(c.clone());
+    let all_pods: Api<Pod> = Api::all(c.clone());
+    eventually("the restarted extender's model counts what the API server has", DEADLINE, || async {
+        let want_nodes = nodes.list(&ListParams::default()).await.ok()?.items.len() as f64;
+        let want_pods = all_pods.list(&ListParams::default()).await.ok()?.items.len() as f64;
+        let text = scrape(&cluster, &first_leader).await?;
+        let count = |r: &str| metric_sum(&text, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")]);
+        (count("nodes") == want_nodes && count("pods") == want_pods).then_some(())
+    })
+    .await;
+    let binds = metric(&cluster, &first_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
+    assert!(binds.is_some_and(|b| b >= 3.0), "the restarted extender's successful binds: {binds:?}");
+
+    // --- The Policy ConfigMap edited: kubelet swaps the mounted files, the extender reloads them
+    // without a restart, and the next pods follow the new Policy.
+    // Under the shipped Policy every node is feasible: three pods that must not share a node land
+    // on three different ones.
+    for i in 0..3 {
+        let anti = json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"group": "before"}}, "topologyKey": "kubernetes.io/hostname"}]}}});
+        create(c, test_pod(&format!("before-{i}"), json!({"group": "before"}), anti)).await;
+    }
+    let mut spread = BTreeSet::new();
+    for i in 0..3 {
+        spread.insert(wait_bound(&cluster, &format!("before-{i}")).await);
+    }
+    assert_eq!(spread.len(), 3, "{spread:?}");
+    let reloads_metric = "predicate_extender_policy_reload_total";
+    let reloads_before = metric(&cluster, &first_leader, reloads_metric, &["result=\"success\""]).await.unwrap();
+    let restarts_before = extender_restarts(&cluster, &first_leader).await;
+    let config_maps: Api<ConfigMap> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
+    let current = config_maps.get("predicate-extender-policy").await.unwrap();
+    let mut policy: Value = serde_json::from_str(&current.data.unwrap()["policy.json"]).unwrap();
+    policy["predicates"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "NeedsSSD", "argument": {"labelsPresence": {"labels": ["disk"], "presence": true}}}));
+    let patch = json!({"data": {"policy.json": serde_json::to_string_pretty(&policy).unwrap()}});
+    config_maps.patch("predicate-extender-policy", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
+    eventually("the edited Policy reached the extender and was reloaded", DEADLINE * 2, || async {
+        let now = metric(&cluster, &first_leader, reloads_metric, &["result=\"success\""]).await?;
+        (now > reloads_before).then_some(())
+    })
+    .await;
+    assert_eq!(extender_restarts(&cluster, &first_leader).await, restarts_before, "reloaded without a restart");
+    for i in 0..4 {
+        create(c, test_pod(&format!("after-edit-{i}"), json!({}), json!({}))).await;
+    }
+    for i in 0..4 {
+        assert_eq!(
+            wait_bound(&cluster, &format!("after-edit-{i}")).await,
+            "pe-fake-ssd",
+            "the edited Policy's NeedsSSD"
+        );
+    }
+
+    // --- The leading pod deleted (as a drain or a rollout would): kube-scheduler releases the
+    // Lease on SIGTERM, another replica takes it (the standby, or the Deployment's replacement pod
+    // if it tries first) and schedules the next pods.
+    pod_api.delete(&first_leader, &DeleteParams::default()).await.unwrap();
+    let second_leader = eventually("another replica takes the Lease", DEADLINE, || async {
+        let now = leader(&cluster).await;
+        (now != first_leader).then_some(now)
+    })
+    .await;
+    let live: Vec<String> = deployment_pods(&cluster).await.into_iter().filter_map(|p| p.metadata.name).collect();
+    assert!(live.contains(&second_leader), "the new leader {second_leader} is one of the Deployment's pods {live:?}");
+    let binds_before = eventually("the new leader's extender answers through its admin port", DEADLINE, || async {
+        metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await
+    })
+    .await;
+    for i in 0..3 {
+        create(c, test_pod(&format!("after-handover-{i}"), json!({}), json!({}))).await;
+    }
+    for i in 0..3 {
+        // The edited Policy holds in every replica: the ConfigMap is mounted in both.
+        assert_eq!(wait_bound(&cluster, &format!("after-handover-{i}")).await, "pe-fake-ssd");
+    }
+    let binds_after = metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
+    assert_eq!(binds_after.map(|a| a - binds_before), Some(3.0), "the new leader's extender bound the three pods");
+    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 8 + 3 + 4 + 3);
+    // The Deployment replaces the deleted pod.
+    eventually("the Deployment is back to two available replicas", DEADLINE * 2, || async {
+        (deployments.get_opt(DEPLOYMENT).await.ok()??.status?.available_replicas == Some(2)).then_some(())
+    })
+    .await;
+
+    // The node's own conditions after all that: Ready, and no pressure kubelet's eviction manager
+    // would act on (it reads this machine's root filesystem and memory).
+    let conditions: BTreeMap<String, String> = nodes
+        .get(NODE_NAME)
+        .await
+        .unwrap()
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|c| (c.type_, c.status))
+        .collect();
+    let want: BTreeMap<String, String> =
+        [("DiskPressure", "False"), ("MemoryPressure", "False"), ("PIDPressure", "False"), ("Ready", "True")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+    assert_eq!(conditions, want, "the real node's conditions");
+
+    let left = node.teardown();
+    assert!(left.is_empty(), "the node's cleanup left: {left:?}");
+}
+
+/// `to` as a path relative to `from` (kustomize takes no absolute path to a base).
+fn relative_to(from: &Path, to: &Path) -> PathBuf {
+    let up = from.components().skip(1).map(|_| "..").collect::<PathBuf>();
+    up.join(to.strip_prefix("/").unwrap())
+}
+
+/// The resource a `listed` log line names (the extender's JSON log inside a CRI log line).
+fn resource_of(line: &str) -> Option<String> {
+    let json = line.splitn(4, ' ').nth(3)?;
+    let value: Value = serde_json::from_str(json).ok()?;
+    value["fields"]["resource"].as_str().map(str::to_string)
+}
+
+async fn extender_restarts(cluster: &Cluster, pod: &str) -> i32 {
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
+    let pod = api.get(pod).await.unwrap();
+    let statuses = pod.status.and_then(|s| s.init_container_statuses).unwrap_or_default();
+    statuses.into_iter().find(|s| s.name == EXTENDER).map_or(0, |s| s.restart_count)
+}
