@@ -113,8 +113,9 @@ async fn main() {
          \n  export KUBECONFIG={kubeconfig}\n\
          \n  # why would this pod fit, or not (the extender's explain, on the live cluster):\
          \n  {bin} explain --kubeconfig {kubeconfig} --pod {pod}\
-         \n  # schedule it through kube-scheduler and the extender (kubectl from your own install):\
-         \n  kubectl create -f {pod}\
+         \n  # schedule it through kube-scheduler and the extender (kubectl built beside the cluster):\
+         \n  {kubectl} create -f {pod}\
+         \n  {kubectl} get -f {pod} -o wide\
          \n\
          \n  extender verbs:   http://{verbs}   (filter, prioritize, preempt, bind)\
          \n  extender metrics: http://{admin}/metrics\
@@ -122,6 +123,7 @@ async fn main() {
          \nCtrl-C stops everything{kept}.",
         bins = binaries.dir.display(),
         bin = extender_binary().display(),
+        kubectl = binaries.path("kubectl").display(),
         pod = pod_file.display(),
         verbs = cluster.extender_addr,
         admin = cluster.extender_admin_addr,

@@ -30,18 +30,8 @@ fn pods(cluster: &Cluster) -> Api<Pod> {
     Api::namespaced(cluster.client.clone(), NS)
 }
 
-/// The node a pod is bound to, once the API server says it is (spec.nodeName set by the binding,
-/// and PodScheduled True: no kubelet runs, so the pod itself stays Pending).
 async fn wait_bound(cluster: &Cluster, name: &str) -> String {
-    let api = pods(cluster);
-    eventually(&format!("pod {NS}/{name} bound"), DEADLINE, || async {
-        let pod = api.get_opt(name).await.ok()??;
-        let node = pod.spec.as_ref()?.node_name.clone()?;
-        let scheduled =
-            pod.status.as_ref()?.conditions.as_ref()?.iter().any(|c| c.type_ == "PodScheduled" && c.status == "True");
-        scheduled.then_some(node)
-    })
-    .await
+    kube_cluster::bindings::wait_bound(cluster, NS, name).await
 }
 
 /// Every pod of the namespace and its node ("" while unbound).
@@ -56,32 +46,9 @@ async fn placements(cluster: &Cluster) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The audit log's pods/binding creations: (pod, user agent).
-fn bindings(cluster: &Cluster) -> Vec<(String, String)> {
-    cluster
-        .audit_events()
-        .into_iter()
-        .filter(|e| e["stage"] == "ResponseComplete" && e["verb"] == "create")
-        .filter(|e| e["objectRef"]["resource"] == "pods" && e["objectRef"]["subresource"] == "binding")
-        .filter(|e| e["responseStatus"]["code"].as_u64().is_some_and(|c| c < 300))
-        .map(|e| {
-            (
-                e["objectRef"]["name"].as_str().unwrap_or_default().to_string(),
-                e["userAgent"].as_str().unwrap_or_default().to_string(),
-            )
-        })
-        .collect()
-}
-
-/// Every binding was made by the extender, and no pod was bound twice.
-fn assert_bound_once_each_by_the_extender(cluster: &Cluster) -> usize {
-    let all = bindings(cluster);
-    let by_other: Vec<_> = all.iter().filter(|(_, agent)| !agent.starts_with("predicate-extender/")).collect();
-    assert!(by_other.is_empty(), "bindings not made by the extender: {by_other:?}");
-    let mut seen = BTreeSet::new();
-    let twice: Vec<_> = all.iter().filter(|(pod, _)| !seen.insert(pod.clone())).collect();
-    assert!(twice.is_empty(), "pods bound more than once: {twice:?}");
-    all.len()
+/// Every binding was made by the extender, `expected` of them, and no pod was bound twice.
+async fn assert_bound_once_each_by_the_extender(cluster: &Cluster, expected: usize) {
+    kube_cluster::bindings::assert_bound_once_each_by_the_extender(cluster, NS, expected).await
 }
 
 /// The FailedScheduling events of a pod, newest last.
@@ -274,7 +241,7 @@ async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_say
     }
 
     // The extender bound every pod, once; kube-scheduler never bound one itself.
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), names.len());
+    assert_bound_once_each_by_the_extender(&cluster, names.len()).await;
     assert_eq!(
         cluster.extender_metric("predicate_extender_bind_total", &["outcome=\"success\""]).await,
         names.len() as f64
@@ -361,7 +328,7 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
     let condition_message = scheduled.message.unwrap_or_default();
     assert!(reasons.iter().all(|r| condition_message.contains(r.as_str())), "{condition_message} lacks {reasons:?}");
     assert_eq!(pod.spec.unwrap().node_name, None);
-    assert_eq!(bindings(&cluster).len(), 0);
+    assert_eq!(kube_cluster::bindings::bindings(&cluster, NS).len(), 0);
 }
 
 /// Preemption through the extender: kube-scheduler's own choice would be the node whose victims
@@ -439,7 +406,8 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
         delete_pod_now(c, NS, victim).await;
     }
     assert_eq!(wait_bound(&cluster, "preemptor").await, "n1");
-    assert_bound_once_each_by_the_extender(&cluster);
+    // The victims were created bound; the preemptor is the one binding.
+    assert_bound_once_each_by_the_extender(&cluster, 1).await;
     let placed = placements(&cluster).await;
     assert_eq!(placed.get("cheap-victim-0").map(String::as_str), Some("cheap"), "{placed:?}");
     assert_eq!(placed.get("cheap-victim-1").map(String::as_str), Some("cheap"), "{placed:?}");
@@ -478,7 +446,7 @@ async fn with_the_extender_down_pods_wait_and_are_bound_once_it_is_back() {
     for i in 0..3 {
         wait_bound(&cluster, &format!("while-down-{i}")).await;
     }
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 4);
+    assert_bound_once_each_by_the_extender(&cluster, 4).await;
     assert_model_counts_match(&cluster).await;
 }
 
@@ -537,7 +505,7 @@ async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice() {
     }
     let (first, second) = (acquired(&cluster.schedulers[leader]), acquired(&cluster.schedulers[1 - leader]));
     assert!(first + second >= 2, "after the kill, a replica took the lease again ({first} + {second})");
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), PODS);
+    assert_bound_once_each_by_the_extender(&cluster, PODS).await;
 }
 
 /// The Policy file replaced while the extender serves: the next pods are judged by the new Policy,
@@ -593,5 +561,5 @@ async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart() {
     for i in 0..4 {
         assert_eq!(wait_bound(&cluster, &format!("after-{i}")).await, "ssd", "the new Policy's NeedsSSD");
     }
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 6);
+    assert_bound_once_each_by_the_extender(&cluster, 6).await;
 }

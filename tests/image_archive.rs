@@ -11,7 +11,7 @@
 //!
 //! Without Go (the image tools are Go programs) these tests say SKIPPED on the terminal and pass;
 //! `.ci/run` (CI=true) makes that a failure. The runs from the root filesystem need root (chroot,
-//! a mount namespace); without it only they are skipped, saying so.
+//! a mount namespace); without it only they are skipped, saying so (a failure under CI).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::collections::BTreeMap;
@@ -30,6 +30,12 @@ const REQUIRE_ENV: &str = "PREDICATE_EXTENDER_E2E";
 fn required() -> bool {
     let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
     ci || std::env::var(REQUIRE_ENV).is_ok_and(|v| v == "require")
+}
+
+/// Says on the terminal that part of a test did not run; under CI that is a failure.
+fn skip_part(test: &str, why: &str) {
+    assert!(!required(), "image test {test}: {why}");
+    let _ = writeln!(std::io::stderr(), "SKIPPED part of {test}: {why}");
 }
 
 /// False (after saying so on the terminal) when Go is missing and the run does not require it.
@@ -330,11 +336,7 @@ fn extender_image_is_reproducible_says_what_the_dockerfile_says_and_runs() {
     assert_eq!(image.entries["home/nonroot"], ("drwx------".to_string(), "65532/65532".to_string()));
 
     if !is_root() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED part of {test}: serving from the image's root filesystem needs root (chroot, a mount namespace)"
-        );
-        return;
+        return skip_part(test, "serving from the image's root filesystem needs root (chroot, a mount namespace)");
     }
     serve_from(&image.rootfs);
 }
@@ -346,7 +348,8 @@ fn serve_from(rootfs: &Path) {
     let script =
         r#"mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec chroot --userspec=65532:65532 "$0" "$@""#;
     let mut unshare = Command::new("unshare")
-        .args(["--mount", "--propagation", "private", "--fork", "sh", "-c", script])
+        // --kill-child: the server dies with unshare (which the guard below kills on a failure).
+        .args(["--mount", "--propagation", "private", "--fork", "--kill-child", "sh", "-c", script])
         .arg(rootfs)
         .args(["/usr/local/bin/predicate-extender", "serve", "--demo", "--listen", "127.0.0.1:0"])
         .args(["--admin-listen", "127.0.0.1:0", "--log-format", "json"])
@@ -355,11 +358,12 @@ fn serve_from(rootfs: &Path) {
         .spawn()
         .expect("unshare");
     let unshare_pid = unshare.id();
-    let mut lines = BufReader::new(unshare.stderr.take().unwrap()).lines();
-    let started = Instant::now();
+    let lines = lines_of(unshare.stderr.take().unwrap());
+    let mut unshare = KilledOnDrop(Some(unshare));
+    let deadline = Instant::now() + Duration::from_secs(30);
     let verbs = loop {
-        assert!(started.elapsed() < Duration::from_secs(30), "no 'listening' line");
-        let line = lines.next().expect("a log line (did the chroot fail?)").unwrap();
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let line = lines.recv_timeout(wait).expect("a 'listening' log line within 30 s (did the chroot fail?)");
         let Ok(v) = serde_json::from_str::<Value>(&line) else { panic!("not JSON: {line}") };
         if v["fields"]["message"] == "listening" {
             break v["fields"]["verbs"].as_str().unwrap().to_string();
@@ -383,9 +387,34 @@ fn serve_from(rootfs: &Path) {
     assert!(answer.contains(r#""NodeNames":["node-b1","node-b3"]"#), "{answer}");
 
     assert!(Command::new("kill").args(["-TERM", &server.to_string()]).status().unwrap().success());
-    let status = unshare.wait().unwrap();
+    let status = unshare.0.take().unwrap().wait().unwrap();
     std::mem::forget(stop); // exited: its pid is no longer ours to signal
     assert_eq!(status.code(), Some(0), "exit code after SIGTERM");
+}
+
+/// A child process killed (and reaped) if the test fails before it is waited for.
+struct KilledOnDrop(Option<std::process::Child>);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.0.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The lines of a child's output, read on a thread, so that a wait for one can time out.
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive
 }
 
 /// Kills the server if the test fails before stopping it (a no-op once it has exited).
@@ -442,22 +471,19 @@ fn pause_and_kube_scheduler_images() {
         let mut child = chroot(&[]).stderr(Stdio::piped()).spawn().unwrap();
         // The warning (not PID 1 here) comes once the signal handlers are in.
         // Its standard error stays open until it has exited (it writes there on SIGTERM).
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut warning = String::new();
-        stderr.read_line(&mut warning).unwrap();
+        let stderr = lines_of(child.stderr.take().unwrap());
+        let pid = child.id();
+        let mut child = KilledOnDrop(Some(child));
+        let warning = stderr.recv_timeout(Duration::from_secs(30)).expect("pause's first line within 30 s");
         assert!(warning.contains("first process"), "{warning}");
         std::thread::sleep(Duration::from_millis(200));
-        assert!(child.try_wait().unwrap().is_none(), "pause exited by itself");
-        assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
-        assert_eq!(child.wait().unwrap().code(), Some(0), "exit code after SIGTERM");
-        let mut shutdown = String::new();
-        stderr.read_to_string(&mut shutdown).unwrap();
+        assert!(child.0.as_mut().unwrap().try_wait().unwrap().is_none(), "pause exited by itself");
+        assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
+        assert_eq!(child.0.take().unwrap().wait().unwrap().code(), Some(0), "exit code after SIGTERM");
+        let shutdown: String = stderr.iter().collect::<Vec<_>>().join("\n");
         assert!(shutdown.contains("Shutting down"), "{shutdown}");
     } else {
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED part of {test}: running /pause from the image's root filesystem needs root"
-        );
+        skip_part(test, "running /pause from the image's root filesystem needs root");
     }
 
     // kube-scheduler: a static binary (the pause program as the stand-in) at its path, run as root

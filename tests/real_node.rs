@@ -10,8 +10,8 @@
 //! ConfigMap reaches the extender without a restart, the leader's deletion hands the Lease over,
 //! and the metrics are scraped through the pod's admin port as the shipped PodMonitor says.
 //!
-//! Needs root, Go and Debian's containerd, runc and CNI plugins (installed when missing by
-//! e2e/node-packages.sh). Without them it says SKIPPED on the terminal and passes, except under
+//! Needs root, Go and Debian's containerd, runc and CNI plugins (`e2e/node-packages.sh` installs
+//! them; `.ci/run` runs it). Without them it says SKIPPED on the terminal and passes, except under
 //! CI (`CI=true` or `PREDICATE_EXTENDER_E2E=require`), where that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
@@ -28,6 +28,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::Api;
+use kube_cluster::bindings::{assert_bound_once_each_by_the_extender, wait_bound};
 use kube_cluster::node::{self, RealNode, NODE_NAME};
 use kube_cluster::objects::{create, node as fake_node};
 use kube_cluster::scheduler_config::{differences, LEASE_NAME, LEASE_NAMESPACE};
@@ -115,6 +116,10 @@ fn images(binaries: &Binaries, dir: &Path, version: &str) -> Vec<PathBuf> {
 fn kubectl(binaries: &Binaries, cluster: &Cluster, args: &[&str]) -> String {
     let out = Command::new(binaries.path("kubectl"))
         .arg(format!("--kubeconfig={}", cluster.admin_kubeconfig.display()))
+        // Its discovery cache in the cluster's directory, not the user's ~/.kube.
+        .arg(format!("--cache-dir={}", cluster.dir.join("kubectl-cache").display()))
+        .env("NO_PROXY", kube_cluster::process::NO_PROXY)
+        .env("no_proxy", kube_cluster::process::NO_PROXY)
         .args(args)
         .output()
         .unwrap();
@@ -183,42 +188,6 @@ fn test_pod(name: &str, labels: Value, spec: Value) -> Value {
     pod
 }
 
-async fn wait_bound(cluster: &Cluster, name: &str) -> String {
-    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), NS);
-    eventually(&format!("pod {NS}/{name} bound"), DEADLINE, || async {
-        let pod = api.get_opt(name).await.ok()??;
-        pod.spec.as_ref()?.node_name.clone()
-    })
-    .await
-}
-
-/// The audit log's successful pods/binding creations in the test's namespace: (pod, user agent).
-fn bindings(cluster: &Cluster) -> Vec<(String, String)> {
-    cluster
-        .audit_events()
-        .into_iter()
-        .filter(|e| e["stage"] == "ResponseComplete" && e["verb"] == "create")
-        .filter(|e| e["objectRef"]["resource"] == "pods" && e["objectRef"]["subresource"] == "binding")
-        .filter(|e| e["objectRef"]["namespace"] == NS)
-        .filter(|e| e["responseStatus"]["code"].as_u64().is_some_and(|c| c < 300))
-        .map(|e| {
-            let pod = e["objectRef"]["name"].as_str().unwrap_or_default().to_string();
-            (pod, e["userAgent"].as_str().unwrap_or_default().to_string())
-        })
-        .collect()
-}
-
-/// Every binding of a test pod was made by the extender, each pod once; returns how many.
-fn assert_bound_once_each_by_the_extender(cluster: &Cluster) -> usize {
-    let all = bindings(cluster);
-    let by_other: Vec<_> = all.iter().filter(|(_, agent)| !agent.starts_with("predicate-extender/")).collect();
-    assert!(by_other.is_empty(), "bindings not made by the extender: {by_other:?}");
-    let mut seen = BTreeSet::new();
-    let twice: Vec<_> = all.iter().filter(|(pod, _)| !seen.insert(pod.clone())).collect();
-    assert!(twice.is_empty(), "pods bound more than once: {twice:?}");
-    all.len()
-}
-
 /// The pod holding the shipped Lease (kube-scheduler's identity is `<hostname>_<uuid>`, and a
 /// pod's hostname is its name).
 async fn leader(cluster: &Cluster) -> String {
@@ -231,18 +200,28 @@ async fn leader(cluster: &Cluster) -> String {
     .await
 }
 
+fn pod_monitor() -> Value {
+    let path = repo().join("manifests/monitoring/pod-monitor.yaml");
+    serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The Deployment's live pods, selected as the shipped PodMonitor selects them.
 async fn deployment_pods(cluster: &Cluster) -> Vec<Pod> {
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
-    let params = ListParams::default().labels("app.kubernetes.io/name=predicate-scheduler");
+    let selector: Vec<String> = pod_monitor()["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap()))
+        .collect();
+    let params = ListParams::default().labels(&selector.join(","));
     api.list(&params).await.unwrap().items.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect()
 }
 
 /// The extender's /metrics in pod `name`, scraped as the shipped PodMonitor says: its
 /// `podMetricsEndpoints[0]` port (by name, resolved in the live pod's containers) and path.
 async fn scrape(cluster: &Cluster, name: &str) -> Option<String> {
-    let monitor: Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(repo().join("manifests/monitoring/pod-monitor.yaml")).unwrap())
-            .unwrap();
+    let monitor = pod_monitor();
     let endpoint = &monitor["spec"]["podMetricsEndpoints"][0];
     let (port_name, path) = (endpoint["port"].as_str().unwrap(), endpoint["path"].as_str().unwrap());
     let api: Api<Pod> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
@@ -258,7 +237,8 @@ async fn scrape(cluster: &Cluster, name: &str) -> Option<String> {
         .container_port;
     let ip = pod.status?.pod_ip?;
     let url = format!("http://{ip}:{port}{path}");
-    let resp = reqwest::Client::new().get(&url).timeout(Duration::from_secs(5)).send().await.ok()?;
+    let http = reqwest::Client::builder().no_proxy().build().ok()?;
+    let resp = http.get(&url).timeout(Duration::from_secs(5)).send().await.ok()?;
     resp.status().is_success().then_some(())?;
     resp.text().await.ok()
 }
@@ -267,24 +247,34 @@ async fn metric(cluster: &Cluster, pod: &str, name: &str, labels: &[&str]) -> Op
     Some(metric_sum(&scrape(cluster, pod).await?, name, labels))
 }
 
-/// A CRI log line's timestamp (RFC 3339 with up to nine fraction digits) as nanoseconds since the
-/// epoch, for ordering two containers' lines.
-fn log_time(line: &str) -> Option<i128> {
-    let stamp = line.split(' ').next()?;
-    let (date, time) = stamp.strip_suffix('Z')?.split_once('T')?;
-    let mut d = date.split('-').map(|p| p.parse::<i64>());
-    let (y, m, day) = (d.next()?.ok()?, d.next()?.ok()?, d.next()?.ok()?);
-    // Days from the civil date (Howard Hinnant's days_from_civil).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + day - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut t = hms.split(':').map(|p| p.parse::<i64>());
-    let secs = days * 86_400 + t.next()?.ok()? * 3600 + t.next()?.ok()? * 60 + t.next()?.ok()?;
-    let nanos: i64 = format!("{frac:0<9}")[..9].parse().ok()?;
-    Some(secs as i128 * 1_000_000_000 + nanos as i128)
+/// A local wall-clock time as (month, day, nanoseconds into the day), to order lines of kubelet's
+/// log (klog: `I1128 00:47:44.586072 ...`) and of containers' logs (containerd's CRI format:
+/// `2026-11-28T00:47:44.586335100Z stdout F ...`, in the machine's time zone). Both are written by
+/// this machine's clock in its zone; the year and the zone are left out.
+type WallClock = (u32, u32, u64);
+
+fn nanos_of_day(hms: &str, fraction: &str) -> Option<u64> {
+    let mut t = hms.split(':').map(|p| p.parse::<u64>());
+    let secs = t.next()?.ok()? * 3600 + t.next()?.ok()? * 60 + t.next()?.ok()?;
+    let digits: String = fraction.chars().take_while(char::is_ascii_digit).collect();
+    let nanos: u64 = format!("{digits:0<9}")[..9].parse().ok()?;
+    Some(secs * 1_000_000_000 + nanos)
+}
+
+fn cri_log_time(line: &str) -> Option<WallClock> {
+    let (date, time) = line.split(' ').next()?.split_once('T')?;
+    let mut d = date.split('-').skip(1).map(|p| p.parse::<u32>());
+    let (month, day) = (d.next()?.ok()?, d.next()?.ok()?);
+    let (hms, fraction) = time.split_once('.').unwrap_or((time.get(..8)?, ""));
+    Some((month, day, nanos_of_day(hms, fraction)?))
+}
+
+fn klog_time(line: &str) -> Option<WallClock> {
+    let mut fields = line.split_whitespace();
+    let date = fields.next()?.get(1..5)?;
+    let (month, day) = (date.get(..2)?.parse().ok()?, date.get(2..)?.parse().ok()?);
+    let (hms, fraction) = fields.next()?.split_once('.')?;
+    Some((month, day, nanos_of_day(hms, fraction)?))
 }
 
 /// The lines of a container's first log file (kubelet's podLogsDir/<ns>_<pod>_<uid>/<container>/0.log).
@@ -302,13 +292,10 @@ fn container_log(node: &RealNode, pod: &Pod, container: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shipped_manifests_run_on_a_real_kubelet() {
+    if let Some(why) = node::unavailable().or_else(node::missing_packages) {
+        return skip_or_fail(&why);
+    }
     let Some(binaries) = binaries(TEST) else { return };
-    if let Some(why) = node::unavailable() {
-        return skip_or_fail(&why);
-    }
-    if let Err(why) = node::install_packages() {
-        return skip_or_fail(&why);
-    }
     let version = kube_version(&binaries);
     let work = tempfile::tempdir().unwrap();
     let archives = images(&binaries, work.path(), &version);
@@ -330,7 +317,9 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     };
     let cluster = Cluster::start_with(binaries.clone(), TEST, options).await;
     let _default_scheduler = node::default_scheduler(&cluster);
-    node.start(&cluster, &binaries, &archives, PAUSE_IMAGE).await;
+    let extender_ref = format!("{EXTENDER_IMAGE}:{EXTENDER_TAG}");
+    let scheduler_ref = format!("{SCHEDULER_IMAGE}:{version}");
+    node.start(&cluster, &binaries, &archives, &[&extender_ref, &scheduler_ref, PAUSE_IMAGE], PAUSE_IMAGE).await;
 
     // --- The manifests, as an operator applies them: kustomize with only the images overridden.
     let overlay = cluster.dir.join("overlay");
@@ -340,7 +329,7 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         format!(
             "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - {manifests}\n\
              images:\n  - name: {EXTENDER_IMAGE_SHIPPED}\n    newName: {EXTENDER_IMAGE}\n    newTag: {EXTENDER_TAG}\n\
-             \x20 - name: {SCHEDULER_IMAGE_SHIPPED}\n    newName: {SCHEDULER_IMAGE}\n    newTag: {version}\n",
+             \x20 - name: {SCHEDULER_IMAGE_SHIPPED}\n    newName: {SCHEDULER_IMAGE}\n",
             manifests = relative_to(&overlay, &repo().join("manifests")).display()
         ),
     )
@@ -361,6 +350,11 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         ],
         "the overlay changes only the two image references"
     );
+    // The shipped kube-scheduler tag is the version built and imported here (the overlay changes
+    // its registry only).
+    let shipped_scheduler =
+        rendered[&deployment_key]["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap().to_string();
+    assert_eq!(shipped_scheduler, scheduler_ref, "the Deployment's kube-scheduler is the version built here");
     kubectl(&binaries, &cluster, &["apply", "-k", overlay.to_str().unwrap()]);
     let rendered_file = cluster.dir.join("rendered.yaml");
     let docs: Vec<String> = rendered.values().map(|d| serde_json::to_string(d).unwrap()).collect();
@@ -393,7 +387,27 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         assert_eq!(pod.spec.as_ref().unwrap().node_name.as_deref(), Some(NODE_NAME), "{name}");
         let extender_log = container_log(&node, pod, EXTENDER);
         let scheduler_log = container_log(&node, pod, "kube-scheduler");
-        // Ready once every watched resource was listed (the /readyz the startup probe polls).
+        // kubelet started kube-scheduler only once the extender's startup probe passed: the
+        // pod's first successful startup probe (kubelet's log; kube-scheduler's own probe can only
+        // pass after kube-scheduler runs, so the first one is the extender's) comes before
+        // kube-scheduler's first log line. Without the sidecar's probe, kube-scheduler would start
+        // as soon as the extender's container did, and its own probe would pass after it logged.
+        let probe_passed = node
+            .kubelet_log()
+            .lines()
+            .filter(|l| l.contains("\"SyncLoop (probe)\" probe=\"startup\" status=\"started\""))
+            .find(|l| l.contains(&format!("pod=\"{DEPLOYMENT_NS}/{name}\"")))
+            .and_then(klog_time)
+            .unwrap_or_else(|| panic!("{name}: kubelet logged no passed startup probe"));
+        let scheduler_started = scheduler_log
+            .first()
+            .and_then(|l| cri_log_time(l))
+            .unwrap_or_else(|| panic!("{name}: kube-scheduler's log: {scheduler_log:?}"));
+        assert!(
+            probe_passed < scheduler_started,
+            "{name}: kube-scheduler logged ({scheduler_started:?}) before the startup probe passed ({probe_passed:?})"
+        );
+        // And the extender had listed every resource it watches (what its /readyz waits for).
         let listed: BTreeSet<String> =
             extender_log.iter().filter(|l| l.contains("\"listed\"")).filter_map(|l| resource_of(l)).collect();
         assert!(!listed.is_empty(), "{name}: the extender logged no list:\n{}", extender_log.join("\n"));
@@ -406,13 +420,9 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
                 }
                 seen == listed
             })
-            .and_then(|l| log_time(l))
-            .unwrap();
-        let scheduler_started = scheduler_log.first().and_then(|l| log_time(l)).unwrap();
-        assert!(
-            scheduler_started > synced,
-            "{name}: kube-scheduler logged before the extender's cache had synced ({scheduler_started} <= {synced})"
-        );
+            .and_then(|l| cri_log_time(l))
+            .unwrap_or_else(|| panic!("{name}: the extender's log: {extender_log:?}"));
+        assert!(synced < scheduler_started, "{name}: kube-scheduler logged before the extender's cache had synced");
         // The extender runs as the image's user, on a read-only root filesystem.
         let ids = node.container_ids(&name, EXTENDER);
         assert_eq!(ids.len(), 1, "{name}: {ids:?}");
@@ -420,15 +430,28 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         let oci = &spec["Spec"];
         assert_eq!(oci["process"]["user"]["uid"], 65532, "{name}: {}", oci["process"]["user"]);
         assert_eq!(oci["root"]["readonly"], true, "{name}: {}", oci["root"]);
+        // And so it runs: the process's user, and its root mount read-only, as the kernel has them.
+        let pid = node.task_pid(&ids[0]).unwrap_or_else(|| panic!("{name}: no task for {}", ids[0]));
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let uids = status.lines().find(|l| l.starts_with("Uid:")).unwrap();
+        assert_eq!(uids.split_whitespace().skip(1).collect::<Vec<_>>(), ["65532"; 4], "{name}: {uids}");
+        let mounts = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
+        let root = mounts.lines().find(|l| l.split(' ').nth(4) == Some("/")).unwrap();
+        assert!(root.split(' ').nth(5).is_some_and(|o| o.split(',').any(|f| f == "ro")), "{name}: {root}");
     }
     let first_leader = leader(&cluster).await;
     assert!(pods.iter().any(|p| p.metadata.name.as_deref() == Some(first_leader.as_str())), "{first_leader}");
 
-    // Nothing of the node listens beyond loopback and the test's own interfaces.
+    // kubelet and containerd listen on loopback only (kubelet's server and healthz among them).
+    let mut listening = BTreeSet::new();
     for process in node.containerd.iter().chain(node.kubelet.iter()) {
         for address in kube_cluster::process::listening(process.pid().unwrap()) {
-            assert!(address.starts_with("127.0.0.1:") || address.starts_with("198.18."), "{}: {address}", process.name);
+            assert!(address.starts_with("127.0.0.1:"), "{}: {address}", process.name);
+            listening.insert(address);
         }
+    }
+    for port in &node.kubelet_ports {
+        assert!(listening.contains(&format!("127.0.0.1:{port}")), "kubelet's port {port}: {listening:?}");
     }
 
     // --- Pods for the predicate-scheduler profile: bound by the extender, once each.
@@ -450,15 +473,15 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         create(c, test_pod(&format!("first-{i}"), json!({}), json!({}))).await;
     }
     for i in 0..4 {
-        wait_bound(&cluster, &format!("first-{i}")).await;
+        wait_bound(&cluster, NS, &format!("first-{i}")).await;
     }
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 4);
+    assert_bound_once_each_by_the_extender(&cluster, NS, 4).await;
     // A pod bound to the real node runs there.
     let on_real =
         create(c, test_pod("on-real-node", json!({}), json!({"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}})))
             .await;
     assert_eq!(on_real["metadata"]["name"], "on-real-node");
-    assert_eq!(wait_bound(&cluster, "on-real-node").await, NODE_NAME);
+    assert_eq!(wait_bound(&cluster, NS, "on-real-node").await, NODE_NAME);
     let test_pods: Api<Pod> = Api::namespaced(c.clone(), NS);
     eventually("the pod bound to the real node runs", DEADLINE, || async {
         (test_pods.get_opt("on-real-node").await.ok()??.status?.phase? == "Running").then_some(())
@@ -481,10 +504,10 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
             .into_iter()
             .filter(|e| e.reason.as_deref() == Some("FailedScheduling"))
             .filter(|e| e.involved_object.name.as_deref().is_some_and(|n| n.starts_with("while-down-")))
-            .find_map(|e| e.message.filter(|m| m.contains(EXTENDER_URL)))
+            .find_map(|e| e.message.filter(|m| extender_unavailable(m)))
     })
     .await;
-    assert!(event.contains("refused") || event.contains("connect"), "{event}");
+    assert!(extender_unavailable(&event), "{event}");
     let pod_api: Api<Pod> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
     eventually("kubelet restarted the killed sidecar and it is ready", DEADLINE * 2, || async {
         let pod = pod_api.get_opt(&first_leader).await.ok()??;
@@ -493,9 +516,9 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     })
     .await;
     for i in 0..3 {
-        wait_bound(&cluster, &format!("while-down-{i}")).await;
+        wait_bound(&cluster, NS, &format!("while-down-{i}")).await;
     }
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 8);
+    assert_bound_once_each_by_the_extender(&cluster, NS, 8).await;
     // Its model equals the API server's (the cache_objects series, scraped through the pod).
     let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(c.clone());
     let all_pods: Api<Pod> = Api::all(c.clone());
@@ -507,8 +530,11 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         (count("nodes") == want_nodes && count("pods") == want_pods).then_some(())
     })
     .await;
-    let binds = metric(&cluster, &first_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
-    assert!(binds.is_some_and(|b| b >= 3.0), "the restarted extender's successful binds: {binds:?}");
+    eventually("the restarted extender counted the binds of the pods that waited", DEADLINE, || async {
+        let binds = metric(&cluster, &first_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await?;
+        (binds >= 3.0).then_some(())
+    })
+    .await;
 
     // --- The Policy ConfigMap edited: kubelet swaps the mounted files, the extender reloads them
     // without a restart, and the next pods follow the new Policy.
@@ -521,11 +547,20 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     }
     let mut spread = BTreeSet::new();
     for i in 0..3 {
-        spread.insert(wait_bound(&cluster, &format!("before-{i}")).await);
+        spread.insert(wait_bound(&cluster, NS, &format!("before-{i}")).await);
     }
     assert_eq!(spread.len(), 3, "{spread:?}");
     let reloads_metric = "predicate_extender_policy_reload_total";
-    let reloads_before = metric(&cluster, &first_leader, reloads_metric, &["result=\"success\""]).await.unwrap();
+    let success = ["result=\"success\""];
+    let mut reloads_before = BTreeMap::new();
+    for pod in deployment_pods(&cluster).await {
+        let name = pod.metadata.name.unwrap();
+        let count = eventually(&format!("{name}'s reload count"), DEADLINE, || {
+            metric(&cluster, &name, reloads_metric, &success)
+        })
+        .await;
+        reloads_before.insert(name, count);
+    }
     let restarts_before = extender_restarts(&cluster, &first_leader).await;
     let config_maps: Api<ConfigMap> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
     let current = config_maps.get("predicate-extender-policy").await.unwrap();
@@ -536,18 +571,31 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         .push(json!({"name": "NeedsSSD", "argument": {"labelsPresence": {"labels": ["disk"], "presence": true}}}));
     let patch = json!({"data": {"policy.json": serde_json::to_string_pretty(&policy).unwrap()}});
     config_maps.patch("predicate-extender-policy", &PatchParams::default(), &Patch::Merge(&patch)).await.unwrap();
-    eventually("the edited Policy reached the extender and was reloaded", DEADLINE * 2, || async {
-        let now = metric(&cluster, &first_leader, reloads_metric, &["result=\"success\""]).await?;
-        (now > reloads_before).then_some(())
-    })
-    .await;
+    // Each pod's kubelet sync swaps its own mounted files: every replica reloads, the standby
+    // included (it may lead next).
+    for (name, before) in &reloads_before {
+        eventually(&format!("the edited Policy reached {name}'s extender"), DEADLINE * 2, || async {
+            let now = metric(&cluster, name, reloads_metric, &success).await?;
+            (now > *before).then_some(())
+        })
+        .await;
+    }
     assert_eq!(extender_restarts(&cluster, &first_leader).await, restarts_before, "reloaded without a restart");
     for i in 0..4 {
         create(c, test_pod(&format!("after-edit-{i}"), json!({}), json!({}))).await;
     }
+    // One that may only go to the unlabelled node now fits nowhere, with the new predicate's reason.
+    let pinned = json!({"nodeSelector": {"kubernetes.io/hostname": "pe-fake-plain"}});
+    create(c, test_pod("after-edit-plain", json!({}), pinned)).await;
+    let reason = eventually("after-edit-plain's FailedScheduling event", DEADLINE, || async {
+        let list = events.list(&ListParams::default().fields("involvedObject.name=after-edit-plain")).await.ok()?;
+        list.items.into_iter().filter(|e| e.reason.as_deref() == Some("FailedScheduling")).find_map(|e| e.message)
+    })
+    .await;
+    assert!(reason.contains("didn't have the requested labels"), "{reason}");
     for i in 0..4 {
         assert_eq!(
-            wait_bound(&cluster, &format!("after-edit-{i}")).await,
+            wait_bound(&cluster, NS, &format!("after-edit-{i}")).await,
             "pe-fake-ssd",
             "the edited Policy's NeedsSSD"
         );
@@ -573,11 +621,17 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     }
     for i in 0..3 {
         // The edited Policy holds in every replica: the ConfigMap is mounted in both.
-        assert_eq!(wait_bound(&cluster, &format!("after-handover-{i}")).await, "pe-fake-ssd");
+        assert_eq!(wait_bound(&cluster, NS, &format!("after-handover-{i}")).await, "pe-fake-ssd");
     }
-    let binds_after = metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
-    assert_eq!(binds_after.map(|a| a - binds_before), Some(3.0), "the new leader's extender bound the three pods");
-    assert_eq!(assert_bound_once_each_by_the_extender(&cluster), 8 + 3 + 4 + 3);
+    // The counter moves once the binding's response is in: awaited, then exactly three.
+    eventually("the new leader's extender counted its three binds", DEADLINE, || async {
+        let after = metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await?;
+        (after - binds_before >= 3.0).then_some(())
+    })
+    .await;
+    let after = metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
+    assert_eq!(after.map(|a| a - binds_before), Some(3.0), "the new leader's extender bound the three pods");
+    assert_bound_once_each_by_the_extender(&cluster, NS, 8 + 3 + 4 + 3).await;
     // The Deployment replaces the deleted pod.
     eventually("the Deployment is back to two available replicas", DEADLINE * 2, || async {
         (deployments.get_opt(DEPLOYMENT).await.ok()??.status?.available_replicas == Some(2)).then_some(())
@@ -611,6 +665,13 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
 fn relative_to(from: &Path, to: &Path) -> PathBuf {
     let up = from.components().skip(1).map(|_| "..").collect::<PathBuf>();
     up.join(to.strip_prefix("/").unwrap())
+}
+
+/// A FailedScheduling message saying the extender could not answer: its address refused (the
+/// container gone), or its answer that its cache has not synced yet (restarted, still listing).
+fn extender_unavailable(message: &str) -> bool {
+    let refused = message.contains(EXTENDER_URL) && (message.contains("refused") || message.contains("connect"));
+    refused || message.contains("cluster cache has not synced")
 }
 
 /// The resource a `listed` log line names (the extender's JSON log inside a CRI log line).

@@ -391,6 +391,21 @@ fn the_extender_is_a_native_sidecar_and_both_containers_are_locked_down() {
     }
 }
 
+/// The Deployment runs the kube-scheduler the end-to-end tests run: the `k8s.io/kubernetes`
+/// version e2e/kube/go.mod pins.
+#[test]
+fn the_deployments_kube_scheduler_is_the_version_tested_end_to_end() {
+    let go_mod = read("e2e/kube/go.mod");
+    let tested = go_mod
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("k8s.io/kubernetes "))
+        .map(|v| v.split_whitespace().next().unwrap_or_default().to_string())
+        .unwrap_or_else(|| panic!("e2e/kube/go.mod requires no k8s.io/kubernetes"));
+    let image = str_of(&scheduler_container(&deployment())["image"], "kube-scheduler's image").to_string();
+    assert_eq!(image, format!("registry.k8s.io/kube-scheduler:{tested}"));
+}
+
 #[test]
 fn the_image_is_this_version_and_kustomize_rewrites_it() {
     let deployment = deployment();

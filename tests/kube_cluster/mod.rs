@@ -9,6 +9,7 @@
 #![allow(dead_code)] // each test binary uses a different part of this
 
 pub mod binaries;
+pub mod bindings;
 pub mod node;
 pub mod null_extender;
 pub mod objects;

@@ -6,15 +6,18 @@
 //! bridge `pe-br0` (gateway 198.18.0.1), and kube-apiserver listens on 198.18.1.1:443, an address
 //! on a veth pair the test creates, which is also the first address of the Service range and so the
 //! `kubernetes` Service's ClusterIP. A pod's in-cluster client therefore reaches the API server at
-//! the Service's address without kube-proxy and without a single iptables rule. The bridge has no
-//! uplink and no masquerading: nothing routes off the machine. Every listener is on loopback or on
-//! those test-made interfaces.
+//! the Service's address without kube-proxy and without a single iptables rule. Pods get a route to
+//! 198.18.0.0/15 only (no default route) and no resolv.conf, the bridge has no uplink and no
+//! masquerading: nothing routes off the machine. Every listener is on loopback or on those
+//! test-made interfaces.
 //!
-//! Everything it starts is removed by [`RealNode::teardown`] (and by `Drop` when a test fails):
-//! kubelet, containerd, every shim and container process (killed through the node's cgroups),
-//! every mount under the node's directory, the pods' network namespaces, the bridge and the veth
-//! pair, the node's cgroups in every hierarchy, kubelet's log symlinks in /var/log/containers.
-//! `teardown` then lists whatever it still finds, so the test can fail on a leak.
+//! One real node at a time on a machine: a lock file serialises runs. Everything it starts is
+//! removed by [`RealNode::teardown`] (and by `Drop` when a test fails): kubelet, containerd, every
+//! shim and container process (killed through the node's cgroups), every mount under the node's
+//! directory, the pods' network namespaces, the bridge and the veth pair, the node's cgroups in
+//! every hierarchy, the files containerd, the CNI library and kubelet leave in /run/containerd,
+//! /var/lib/cni and /var/log/containers, and the kernel settings kubelet and the bridge plugin
+//! change (restored). `teardown` then lists whatever it still finds, so the test can fail on a leak.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -39,6 +42,23 @@ const API_LINK_PEER: &str = "pe-api1";
 const CGROUP_ROOT: &str = "pe-node";
 const NETNS_DIR: &str = "/var/run/netns";
 const CONTAINER_LOG_LINKS: &str = "/var/log/containers";
+/// Serialises real nodes on one machine (their names and addresses are fixed).
+const LOCK_FILE: &str = "/run/lock/predicate-extender-real-node.lock";
+/// Directories outside the node's own where containerd, its shims and the CNI library write per
+/// container or sandbox: what is new in them after the node stops is removed.
+const SHARED_STATE_DIRS: [&str; 4] =
+    ["/var/lib/cni/results", "/run/containerd/s", "/run/containerd/fifo", CONTAINER_LOG_LINKS];
+/// Kernel settings kubelet sets at start (unless protectKernelDefaults) and the bridge plugin's
+/// forwarding switch: restored by the teardown.
+const SYSCTLS: [&str; 7] = [
+    "kernel/panic",
+    "kernel/panic_on_oops",
+    "vm/overcommit_memory",
+    "vm/panic_on_oom",
+    "kernel/keys/root_maxkeys",
+    "kernel/keys/root_maxbytes",
+    "net/ipv4/ip_forward",
+];
 
 /// The API server placement a cluster needs for this node's pods.
 pub fn apiserver_for_pods() -> ApiServerForPods {
@@ -62,21 +82,18 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// Installs containerd, runc and the CNI plugins when missing (e2e/node-packages.sh, Debian's
-/// packages): `Err` says why it could not.
-pub fn install_packages() -> Result<(), String> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/node-packages.sh");
-    let status = Command::new("bash")
-        .arg(&script)
-        .stdout(std::process::Stdio::inherit())
-        .stderr(std::process::Stdio::inherit())
-        .status()
-        .map_err(|e| format!("{}: {e}", script.display()))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{} failed ({status})", script.display()))
-    }
+/// What of containerd, runc and the CNI plugins is missing, if anything: the test does not install
+/// system packages itself; `e2e/node-packages.sh` does (as `.ci/run` runs it).
+pub fn missing_packages() -> Option<String> {
+    let on_path = |p: &str| {
+        Command::new("sh").args(["-c", &format!("command -v {p}")]).output().is_ok_and(|o| o.status.success())
+    };
+    let mut missing: Vec<&str> =
+        ["containerd", "ctr", "runc", "ip", "iptables-save"].into_iter().filter(|p| !on_path(p)).collect();
+    missing.extend(
+        ["bridge", "host-local", "loopback"].into_iter().filter(|p| !Path::new("/usr/lib/cni").join(p).exists()),
+    );
+    (!missing.is_empty()).then(|| format!("{} not installed (as root: bash e2e/node-packages.sh)", missing.join(", ")))
 }
 
 fn run(program: &str, args: &[&str]) -> Result<String, String> {
@@ -145,10 +162,24 @@ fn netns_entries() -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
+fn entries(dir: &str) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().to_string())).collect())
+        .unwrap_or_default()
+}
+
+fn sysctls() -> Vec<(String, String)> {
+    SYSCTLS
+        .iter()
+        .map(|k| {
+            (k.to_string(), std::fs::read_to_string(format!("/proc/sys/{k}")).unwrap_or_default().trim().to_string())
+        })
+        .collect()
+}
+
 /// The `iptables-save` rules of every table, without counters and comments (to compare).
 fn iptables_rules() -> Vec<String> {
-    run("iptables-save", &[])
-        .unwrap_or_default()
+    must("iptables-save", &[])
         .lines()
         .filter(|l| !l.starts_with('#') && !l.is_empty())
         .map(|l| if l.starts_with(':') { l.split(' ').take(2).collect::<Vec<_>>().join(" ") } else { l.to_string() })
@@ -160,38 +191,54 @@ pub struct RealNode {
     keep_dir: Option<tempfile::TempDir>,
     pub containerd: Option<Process>,
     pub kubelet: Option<Process>,
+    /// kubelet's server and healthz ports (on 127.0.0.1).
+    pub kubelet_ports: Vec<u16>,
     pub socket: PathBuf,
     /// /var/run/netns before the node started: the pods' namespaces are the new `cni-` entries.
     netns_before: BTreeSet<String>,
     iptables_before: Vec<String>,
+    sysctls_before: Vec<(String, String)>,
+    shared_before: Vec<BTreeSet<String>>,
+    links_created: bool,
     torn_down: bool,
+    /// Held for the node's life (see LOCK_FILE).
+    _lock: std::fs::File,
 }
 
 impl RealNode {
     /// The node's network (the veth pair with the API server's address), before the cluster
     /// starts; leftovers of a run that was killed before its cleanup are removed first.
     pub fn prepare(test: &str) -> RealNode {
+        let lock = std::fs::File::create(LOCK_FILE).unwrap_or_else(|e| panic!("{LOCK_FILE}: {e}"));
+        lock.lock().unwrap_or_else(|e| panic!("locking {LOCK_FILE}: {e}"));
         let temp = tempfile::Builder::new()
             .prefix(&format!("e2e-{test}-node-"))
             .tempdir()
             .unwrap_or_else(|e| panic!("a temporary directory: {e}"));
         let dir = temp.path().to_path_buf();
         remove_leftovers();
-        let iptables_before = iptables_rules();
-        must("ip", &["link", "add", API_LINK, "type", "veth", "peer", "name", API_LINK_PEER]);
-        must("ip", &["addr", "add", &format!("{API_IP}/32"), "dev", API_LINK]);
-        must("ip", &["link", "set", API_LINK, "up"]);
-        must("ip", &["link", "set", API_LINK_PEER, "up"]);
-        RealNode {
+        // Built before anything is created, so that a failure from here on is cleaned up by Drop.
+        let mut node = RealNode {
             socket: dir.join("containerd/containerd.sock"),
             dir,
             keep_dir: Some(temp),
             containerd: None,
             kubelet: None,
+            kubelet_ports: Vec::new(),
             netns_before: netns_entries(),
-            iptables_before,
+            iptables_before: iptables_rules(),
+            sysctls_before: sysctls(),
+            shared_before: SHARED_STATE_DIRS.iter().map(|d| entries(d)).collect(),
+            links_created: false,
             torn_down: false,
-        }
+            _lock: lock,
+        };
+        node.links_created = true;
+        must("ip", &["link", "add", API_LINK, "type", "veth", "peer", "name", API_LINK_PEER]);
+        must("ip", &["addr", "add", &format!("{API_IP}/32"), "dev", API_LINK]);
+        must("ip", &["link", "set", API_LINK, "up"]);
+        must("ip", &["link", "set", API_LINK_PEER, "up"]);
+        node
     }
 
     /// `ctr` against this node's containerd, in kubelet's namespace.
@@ -201,13 +248,26 @@ impl RealNode {
         run("ctr", &all)
     }
 
-    /// Starts containerd, imports `images` (OCI archives; the first one named `pause_image` is
-    /// the pod sandbox), starts kubelet against `cluster`, and waits until the Node is Ready.
-    pub async fn start(&mut self, cluster: &Cluster, binaries: &Binaries, images: &[PathBuf], pause_image: &str) {
+    /// Starts containerd, imports `images` (OCI archives, which must register
+    /// `expected_references`; `pause_image` is the pod sandbox), starts kubelet against
+    /// `cluster`, and waits until the Node is Ready.
+    pub async fn start(
+        &mut self,
+        cluster: &Cluster,
+        binaries: &Binaries,
+        images: &[PathBuf],
+        expected_references: &[&str],
+        pause_image: &str,
+    ) {
         self.start_containerd(pause_image);
         for image in images {
             let path = image.to_str().unwrap_or_default();
             self.ctr(&["images", "import", path]).unwrap_or_else(|e| panic!("importing {path}: {e}"));
+        }
+        // `ctr images import` exits 0 having registered nothing when an archive names no image.
+        let listed = self.ctr(&["images", "list", "--quiet"]).unwrap_or_else(|e| panic!("{e}"));
+        for reference in expected_references {
+            assert!(listed.lines().any(|l| l == *reference), "image {reference} not imported: {listed}");
         }
         self.start_kubelet(cluster, binaries);
         self.wait_ready(cluster).await;
@@ -234,7 +294,8 @@ impl RealNode {
                             "type": "host-local",
                             "dataDir": self.dir.join("cni/ipam").display().to_string(),
                             "ranges": [[{"subnet": POD_SUBNET, "gateway": POD_GATEWAY}]],
-                            "routes": [{"dst": "0.0.0.0/0"}],
+                            // The API server's address and the pods' own, nothing beyond.
+                            "routes": [{"dst": "198.18.0.0/15"}],
                         },
                     },
                     {"type": "loopback"},
@@ -301,6 +362,7 @@ state = "{d}/state"
             let _ = std::fs::create_dir_all(hierarchy.join(CGROUP_ROOT));
         }
         let config_path = self.dir.join("kubelet-config.json");
+        self.kubelet_ports = vec![free_port(), free_port()];
         let config = serde_json::json!({
             "apiVersion": "kubelet.config.k8s.io/v1beta1",
             "kind": "KubeletConfiguration",
@@ -312,16 +374,26 @@ state = "{d}/state"
             "containerRuntimeEndpoint": format!("unix://{}", self.socket.display()),
             // kubelet's own server and healthz on loopback only; no read-only port.
             "address": "127.0.0.1",
-            "port": free_port(),
+            "port": self.kubelet_ports[0],
             "readOnlyPort": 0,
             "healthzBindAddress": "127.0.0.1",
-            "healthzPort": free_port(),
+            "healthzPort": self.kubelet_ports[1],
             "authentication": {"anonymous": {"enabled": false}, "webhook": {"enabled": false}},
             "authorization": {"mode": "AlwaysAllow"},
             "podLogsDir": self.dir.join("pod-logs").display().to_string(),
             // No kube-proxy: kubelet's own iptables chains would be the only rules on the machine.
             "makeIPTablesUtilChains": false,
-            "resolvConf": "/etc/resolv.conf",
+            // No DNS server for the pods: nothing they could ask is on this machine.
+            "resolvConf": "",
+            // Eviction only on a nearly full machine: the test's pods must not be evicted because
+            // this machine's disk is fuller than kubelet's defaults (10-15% free) allow.
+            "evictionHard": {
+                "memory.available": "50Mi",
+                "nodefs.available": "1%",
+                "nodefs.inodesFree": "1%",
+                "imagefs.available": "1%",
+                "imagefs.inodesFree": "1%",
+            },
             // Pod syncs (ConfigMap volume updates included) every 5 s instead of a minute, so that
             // an edited Policy reaches the pod within a test's patience.
             "syncFrequency": "5s",
@@ -378,6 +450,20 @@ state = "{d}/state"
             .collect()
     }
 
+    /// The host PID of a container's task (`ctr tasks list`: TASK PID STATUS).
+    pub fn task_pid(&self, id: &str) -> Option<u32> {
+        let list = self.ctr(&["tasks", "list"]).ok()?;
+        list.lines().find_map(|l| {
+            let mut fields = l.split_whitespace();
+            (fields.next()? == id).then(|| fields.next()?.parse().ok()).flatten()
+        })
+    }
+
+    /// kubelet's whole log so far.
+    pub fn kubelet_log(&self) -> String {
+        self.kubelet.as_ref().map(|k| std::fs::read_to_string(&k.log).unwrap_or_default()).unwrap_or_default()
+    }
+
     /// The end of containerd's and kubelet's logs.
     pub fn logs(&self) -> String {
         let mut out = String::new();
@@ -405,17 +491,34 @@ state = "{d}/state"
         kill_processes_mentioning(&self.socket.display().to_string());
         kill_cgroup_members();
         let dir = self.dir.display().to_string();
-        for point in mounts_under(&dir) {
-            let _ = run("umount", &["--lazy", &point]);
+        // Stacked and propagated mounts (kubelet makes its directory shared) need several passes.
+        for _ in 0..10 {
+            let points = mounts_under(&dir);
+            if points.is_empty() {
+                break;
+            }
+            for point in points {
+                let _ = run("umount", &["--lazy", &point]);
+            }
         }
         for ns in netns_entries().difference(&self.netns_before) {
             if ns.starts_with("cni-") {
                 let _ = run("ip", &["netns", "delete", ns]);
             }
         }
-        remove_container_log_links(&self.dir);
-        remove_links();
+        for (dir, before) in SHARED_STATE_DIRS.iter().zip(&self.shared_before) {
+            for new in entries(dir).difference(before) {
+                let path = Path::new(dir).join(new);
+                let _ = std::fs::remove_file(&path).or_else(|_| std::fs::remove_dir_all(&path));
+            }
+        }
+        if self.links_created {
+            remove_links();
+        }
         remove_cgroups();
+        for (key, value) in &self.sysctls_before {
+            let _ = std::fs::write(format!("/proc/sys/{key}"), value);
+        }
 
         let mut left = Vec::new();
         left.extend(mounts_under(&dir).into_iter().map(|m| format!("mount {m}")));
@@ -435,6 +538,17 @@ state = "{d}/state"
         left.extend(
             processes_mentioning(&self.socket.display().to_string()).into_iter().map(|p| format!("process {p}")),
         );
+        for (dir, before) in SHARED_STATE_DIRS.iter().zip(&self.shared_before) {
+            for new in entries(dir).difference(before) {
+                left.push(format!("{dir}/{new}"));
+            }
+        }
+        let now = sysctls();
+        for ((key, before), (_, after)) in self.sysctls_before.iter().zip(&now) {
+            if before != after {
+                left.push(format!("sysctl {key}: {before} became {after}"));
+            }
+        }
         let iptables = iptables_rules();
         if iptables != self.iptables_before {
             let new: Vec<&String> = iptables.iter().filter(|r| !self.iptables_before.contains(r)).collect();
@@ -537,18 +651,6 @@ fn remove_links() {
     for link in [BRIDGE, API_LINK] {
         if link_exists(link) {
             let _ = run("ip", &["link", "delete", link]);
-        }
-    }
-}
-
-/// kubelet's symlinks in /var/log/containers to logs under `dir` (and ones left dangling).
-fn remove_container_log_links(dir: &Path) {
-    for entry in std::fs::read_dir(CONTAINER_LOG_LINKS).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if let Ok(target) = std::fs::read_link(&path) {
-            if target.starts_with(dir) || !target.exists() && target.to_string_lossy().contains("e2e-") {
-                let _ = std::fs::remove_file(&path);
-            }
         }
     }
 }

@@ -6,6 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Every address a test cluster uses: loopback and the real node's block (tests/kube_cluster/node.rs).
+pub const NO_PROXY: &str = "127.0.0.1,localhost,198.18.0.0/15";
+
 pub struct Process {
     pub name: String,
     child: Option<Child>,
@@ -48,6 +51,9 @@ impl Process {
         let child = command
             .args(&self.args)
             .env_remove("KUBERNETES_SERVICE_HOST")
+            // The cluster's addresses are this machine's: never through a proxy of the environment.
+            .env("NO_PROXY", NO_PROXY)
+            .env("no_proxy", NO_PROXY)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
