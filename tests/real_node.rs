@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::Api;
 use kube_cluster::bindings::{assert_bound_once_each_by_the_extender, wait_bound};
@@ -146,19 +146,19 @@ fn key(object: &Value) -> String {
 
 /// The paths at which `live` lacks or changes what `applied` says (what the API server added,
 /// defaults and status, is not a difference).
-fn not_kept(path: &str, applied: &Value, live: &Value, out: &mut Vec<String>) {
+fn lost_fields(path: &str, applied: &Value, live: &Value, out: &mut Vec<String>) {
     match (applied, live) {
         (Value::Object(a), Value::Object(l)) => {
             for (k, v) in a {
                 match l.get(k) {
-                    Some(lv) => not_kept(&format!("{path}.{k}"), v, lv, out),
+                    Some(lv) => lost_fields(&format!("{path}.{k}"), v, lv, out),
                     None => out.push(format!("{path}.{k}")),
                 }
             }
         }
         (Value::Array(a), Value::Array(l)) if a.len() == l.len() => {
             for (i, (v, lv)) in a.iter().zip(l).enumerate() {
-                not_kept(&format!("{path}[{i}]"), v, lv, out);
+                lost_fields(&format!("{path}[{i}]"), v, lv, out);
             }
         }
         _ if applied == live => {}
@@ -321,7 +321,20 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     let scheduler_ref = format!("{SCHEDULER_IMAGE}:{version}");
     node.start(&cluster, &binaries, &archives, &[&extender_ref, &scheduler_ref, PAUSE_IMAGE], PAUSE_IMAGE).await;
 
-    // --- The manifests, as an operator applies them: kustomize with only the images overridden.
+    apply_manifests(&binaries, &cluster, &scheduler_ref);
+    let leader = deployment_comes_up(&cluster, &node).await;
+    extender_binds_pods(&cluster).await;
+    killed_extender_comes_back(&cluster, &node, &leader).await;
+    edited_policy_is_followed(&cluster, &leader).await;
+    leader_deletion_hands_over(&cluster, &leader).await;
+    node_has_no_pressure(&cluster).await;
+
+    let left = node.teardown();
+    assert!(left.is_empty(), "the node's cleanup left: {left:?}");
+}
+
+/// The manifests, as an operator applies them: kustomize with only the images overridden.
+fn apply_manifests(binaries: &Binaries, cluster: &Cluster, scheduler_ref: &str) {
     let overlay = cluster.dir.join("overlay");
     std::fs::create_dir_all(&overlay).unwrap();
     std::fs::write(
@@ -334,8 +347,8 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         ),
     )
     .unwrap();
-    let shipped = kustomize(&binaries, &repo().join("manifests"));
-    let rendered = kustomize(&binaries, &overlay);
+    let shipped = kustomize(binaries, &repo().join("manifests"));
+    let rendered = kustomize(binaries, &overlay);
     assert_eq!(shipped.keys().collect::<Vec<_>>(), rendered.keys().collect::<Vec<_>>());
     let changed: Vec<String> = shipped
         .iter()
@@ -355,24 +368,27 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     let shipped_scheduler =
         rendered[&deployment_key]["spec"]["template"]["spec"]["containers"][0]["image"].as_str().unwrap().to_string();
     assert_eq!(shipped_scheduler, scheduler_ref, "the Deployment's kube-scheduler is the version built here");
-    kubectl(&binaries, &cluster, &["apply", "-k", overlay.to_str().unwrap()]);
+    kubectl(binaries, cluster, &["apply", "-k", overlay.to_str().unwrap()]);
     let rendered_file = cluster.dir.join("rendered.yaml");
     let docs: Vec<String> = rendered.values().map(|d| serde_json::to_string(d).unwrap()).collect();
     std::fs::write(&rendered_file, docs.join("\n---\n")).unwrap();
     let live: Value = serde_json::from_str(&kubectl(
-        &binaries,
-        &cluster,
+        binaries,
+        cluster,
         &["get", "-f", rendered_file.to_str().unwrap(), "-o", "json"],
     ))
     .unwrap();
     let live: BTreeMap<String, Value> = live["items"].as_array().unwrap().iter().map(|o| (key(o), o.clone())).collect();
     for (k, applied) in &rendered {
         let mut lost = Vec::new();
-        not_kept("", applied, live.get(k).unwrap_or_else(|| panic!("{k} was not created")), &mut lost);
+        lost_fields("", applied, live.get(k).unwrap_or_else(|| panic!("{k} was not created")), &mut lost);
         assert!(lost.is_empty(), "{k}: the API server does not hold what was applied: {lost:?}");
     }
+}
 
-    // --- The Deployment becomes Available, its pods on the real node, the sidecar first.
+/// The Deployment becomes Available, its pods on the real node, the sidecar first; returns the
+/// pod whose kube-scheduler holds the Lease.
+async fn deployment_comes_up(cluster: &Cluster, node: &RealNode) -> String {
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
     eventually("the Deployment is Available with both replicas", DEADLINE * 3, || async {
         let status = deployments.get_opt(DEPLOYMENT).await.ok()??.status?;
@@ -380,13 +396,13 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         (available && status.available_replicas == Some(2)).then_some(())
     })
     .await;
-    let pods = deployment_pods(&cluster).await;
+    let pods = deployment_pods(cluster).await;
     assert_eq!(pods.len(), 2);
     for pod in &pods {
         let name = pod.metadata.name.clone().unwrap();
         assert_eq!(pod.spec.as_ref().unwrap().node_name.as_deref(), Some(NODE_NAME), "{name}");
-        let extender_log = container_log(&node, pod, EXTENDER);
-        let scheduler_log = container_log(&node, pod, "kube-scheduler");
+        let extender_log = container_log(node, pod, EXTENDER);
+        let scheduler_log = container_log(node, pod, "kube-scheduler");
         // kubelet started kube-scheduler only once the extender's startup probe passed: the
         // pod's first successful startup probe (kubelet's log; kube-scheduler's own probe can only
         // pass after kube-scheduler runs, so the first one is the extender's) comes before
@@ -439,7 +455,7 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         let root = mounts.lines().find(|l| l.split(' ').nth(4) == Some("/")).unwrap();
         assert!(root.split(' ').nth(5).is_some_and(|o| o.split(',').any(|f| f == "ro")), "{name}: {root}");
     }
-    let first_leader = leader(&cluster).await;
+    let first_leader = leader(cluster).await;
     assert!(pods.iter().any(|p| p.metadata.name.as_deref() == Some(first_leader.as_str())), "{first_leader}");
 
     // kubelet and containerd listen on loopback only (kubelet's server and healthz among them).
@@ -453,8 +469,11 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     for port in &node.kubelet_ports {
         assert!(listening.contains(&format!("127.0.0.1:{port}")), "kubelet's port {port}: {listening:?}");
     }
+    first_leader
+}
 
-    // --- Pods for the predicate-scheduler profile: bound by the extender, once each.
+/// Pods for the predicate-scheduler profile: bound by the extender, once each.
+async fn extender_binds_pods(cluster: &Cluster) {
     let c = &cluster.client;
     create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
     eventually("the namespace's default ServiceAccount", DEADLINE, || async {
@@ -473,31 +492,34 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         create(c, test_pod(&format!("first-{i}"), json!({}), json!({}))).await;
     }
     for i in 0..4 {
-        wait_bound(&cluster, NS, &format!("first-{i}")).await;
+        wait_bound(cluster, NS, &format!("first-{i}")).await;
     }
-    assert_bound_once_each_by_the_extender(&cluster, NS, 4).await;
+    assert_bound_once_each_by_the_extender(cluster, NS, 4).await;
     // A pod bound to the real node runs there.
     let on_real =
         create(c, test_pod("on-real-node", json!({}), json!({"nodeSelector": {"kubernetes.io/hostname": NODE_NAME}})))
             .await;
     assert_eq!(on_real["metadata"]["name"], "on-real-node");
-    assert_eq!(wait_bound(&cluster, NS, "on-real-node").await, NODE_NAME);
+    assert_eq!(wait_bound(cluster, NS, "on-real-node").await, NODE_NAME);
     let test_pods: Api<Pod> = Api::namespaced(c.clone(), NS);
     eventually("the pod bound to the real node runs", DEADLINE, || async {
         (test_pods.get_opt("on-real-node").await.ok()??.status?.phase? == "Running").then_some(())
     })
     .await;
+}
 
-    // --- The leader's extender killed through the runtime (as an OOM kill would): kubelet
-    // restarts the sidecar, the pods created meanwhile are bound once each afterwards.
-    let ids = node.container_ids(&first_leader, EXTENDER);
+/// The leader's extender killed through the runtime (as an OOM kill would): kubelet
+/// restarts the sidecar, the pods created meanwhile are bound once each afterwards.
+async fn killed_extender_comes_back(cluster: &Cluster, node: &RealNode, first_leader: &str) {
+    let c = &cluster.client;
+    let ids = node.container_ids(first_leader, EXTENDER);
     assert_eq!(ids.len(), 1, "{ids:?}");
     node.ctr(&["tasks", "kill", "--signal", "SIGKILL", &ids[0]]).unwrap();
     for i in 0..3 {
         create(c, test_pod(&format!("while-down-{i}"), json!({}), json!({}))).await;
     }
     // kube-scheduler found the extender gone (not ignorable): the pods wait, with an event.
-    let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(c.clone(), NS);
+    let events: Api<Event> = Api::namespaced(c.clone(), NS);
     let event = eventually("a FailedScheduling event naming the unreachable extender", DEADLINE, || async {
         let list = events.list(&ListParams::default()).await.ok()?;
         list.items
@@ -510,34 +532,38 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     assert!(extender_unavailable(&event), "{event}");
     let pod_api: Api<Pod> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
     eventually("kubelet restarted the killed sidecar and it is ready", DEADLINE * 2, || async {
-        let pod = pod_api.get_opt(&first_leader).await.ok()??;
+        let pod = pod_api.get_opt(first_leader).await.ok()??;
         let status = pod.status?.init_container_statuses?.into_iter().find(|s| s.name == EXTENDER)?;
         (status.restart_count >= 1 && status.ready).then_some(())
     })
     .await;
     for i in 0..3 {
-        wait_bound(&cluster, NS, &format!("while-down-{i}")).await;
+        wait_bound(cluster, NS, &format!("while-down-{i}")).await;
     }
-    assert_bound_once_each_by_the_extender(&cluster, NS, 8).await;
+    assert_bound_once_each_by_the_extender(cluster, NS, 8).await;
     // Its model equals the API server's (the cache_objects series, scraped through the pod).
     let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(c.clone());
     let all_pods: Api<Pod> = Api::all(c.clone());
     eventually("the restarted extender's model counts what the API server has", DEADLINE, || async {
         let want_nodes = nodes.list(&ListParams::default()).await.ok()?.items.len() as f64;
         let want_pods = all_pods.list(&ListParams::default()).await.ok()?.items.len() as f64;
-        let text = scrape(&cluster, &first_leader).await?;
+        let text = scrape(cluster, first_leader).await?;
         let count = |r: &str| metric_sum(&text, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")]);
         (count("nodes") == want_nodes && count("pods") == want_pods).then_some(())
     })
     .await;
     eventually("the restarted extender counted the binds of the pods that waited", DEADLINE, || async {
-        let binds = metric(&cluster, &first_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await?;
+        let binds = metric(cluster, first_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await?;
         (binds >= 3.0).then_some(())
     })
     .await;
+}
 
-    // --- The Policy ConfigMap edited: kubelet swaps the mounted files, the extender reloads them
-    // without a restart, and the next pods follow the new Policy.
+/// The Policy ConfigMap edited: kubelet swaps the mounted files, the extender reloads them
+/// without a restart, and the next pods follow the new Policy.
+async fn edited_policy_is_followed(cluster: &Cluster, first_leader: &str) {
+    let c = &cluster.client;
+    let events: Api<Event> = Api::namespaced(c.clone(), NS);
     // Under the shipped Policy every node is feasible: three pods that must not share a node land
     // on three different ones.
     for i in 0..3 {
@@ -547,21 +573,21 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     }
     let mut spread = BTreeSet::new();
     for i in 0..3 {
-        spread.insert(wait_bound(&cluster, NS, &format!("before-{i}")).await);
+        spread.insert(wait_bound(cluster, NS, &format!("before-{i}")).await);
     }
     assert_eq!(spread.len(), 3, "{spread:?}");
     let reloads_metric = "predicate_extender_policy_reload_total";
     let success = ["result=\"success\""];
     let mut reloads_before = BTreeMap::new();
-    for pod in deployment_pods(&cluster).await {
+    for pod in deployment_pods(cluster).await {
         let name = pod.metadata.name.unwrap();
         let count = eventually(&format!("{name}'s reload count"), DEADLINE, || {
-            metric(&cluster, &name, reloads_metric, &success)
+            metric(cluster, &name, reloads_metric, &success)
         })
         .await;
         reloads_before.insert(name, count);
     }
-    let restarts_before = extender_restarts(&cluster, &first_leader).await;
+    let restarts_before = extender_restarts(cluster, first_leader).await;
     let config_maps: Api<ConfigMap> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
     let current = config_maps.get("predicate-extender-policy").await.unwrap();
     let mut policy: Value = serde_json::from_str(&current.data.unwrap()["policy.json"]).unwrap();
@@ -575,12 +601,12 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     // included (it may lead next).
     for (name, before) in &reloads_before {
         eventually(&format!("the edited Policy reached {name}'s extender"), DEADLINE * 2, || async {
-            let now = metric(&cluster, name, reloads_metric, &success).await?;
+            let now = metric(cluster, name, reloads_metric, &success).await?;
             (now > *before).then_some(())
         })
         .await;
     }
-    assert_eq!(extender_restarts(&cluster, &first_leader).await, restarts_before, "reloaded without a restart");
+    assert_eq!(extender_restarts(cluster, first_leader).await, restarts_before, "reloaded without a restart");
     for i in 0..4 {
         create(c, test_pod(&format!("after-edit-{i}"), json!({}), json!({}))).await;
     }
@@ -595,25 +621,30 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     assert!(reason.contains("didn't have the requested labels"), "{reason}");
     for i in 0..4 {
         assert_eq!(
-            wait_bound(&cluster, NS, &format!("after-edit-{i}")).await,
+            wait_bound(cluster, NS, &format!("after-edit-{i}")).await,
             "pe-fake-ssd",
             "the edited Policy's NeedsSSD"
         );
     }
+}
 
-    // --- The leading pod deleted (as a drain or a rollout would): kube-scheduler releases the
-    // Lease on SIGTERM, another replica takes it (the standby, or the Deployment's replacement pod
-    // if it tries first) and schedules the next pods.
-    pod_api.delete(&first_leader, &DeleteParams::default()).await.unwrap();
+/// The leading pod deleted (as a drain or a rollout would): kube-scheduler releases the
+/// Lease on SIGTERM, another replica takes it (the standby, or the Deployment's replacement pod
+/// if it tries first) and schedules the next pods.
+async fn leader_deletion_hands_over(cluster: &Cluster, first_leader: &str) {
+    let c = &cluster.client;
+    let pod_api: Api<Pod> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
+    let deployments: Api<Deployment> = Api::namespaced(c.clone(), DEPLOYMENT_NS);
+    pod_api.delete(first_leader, &DeleteParams::default()).await.unwrap();
     let second_leader = eventually("another replica takes the Lease", DEADLINE, || async {
-        let now = leader(&cluster).await;
+        let now = leader(cluster).await;
         (now != first_leader).then_some(now)
     })
     .await;
-    let live: Vec<String> = deployment_pods(&cluster).await.into_iter().filter_map(|p| p.metadata.name).collect();
+    let live: Vec<String> = deployment_pods(cluster).await.into_iter().filter_map(|p| p.metadata.name).collect();
     assert!(live.contains(&second_leader), "the new leader {second_leader} is one of the Deployment's pods {live:?}");
     let binds_before = eventually("the new leader's extender answers through its admin port", DEADLINE, || async {
-        metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await
+        metric(cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await
     })
     .await;
     for i in 0..3 {
@@ -621,25 +652,28 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     }
     for i in 0..3 {
         // The edited Policy holds in every replica: the ConfigMap is mounted in both.
-        assert_eq!(wait_bound(&cluster, NS, &format!("after-handover-{i}")).await, "pe-fake-ssd");
+        assert_eq!(wait_bound(cluster, NS, &format!("after-handover-{i}")).await, "pe-fake-ssd");
     }
     // The counter moves once the binding's response is in: awaited, then exactly three.
     eventually("the new leader's extender counted its three binds", DEADLINE, || async {
-        let after = metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await?;
+        let after = metric(cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await?;
         (after - binds_before >= 3.0).then_some(())
     })
     .await;
-    let after = metric(&cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
+    let after = metric(cluster, &second_leader, "predicate_extender_bind_total", &["outcome=\"success\""]).await;
     assert_eq!(after.map(|a| a - binds_before), Some(3.0), "the new leader's extender bound the three pods");
-    assert_bound_once_each_by_the_extender(&cluster, NS, 8 + 3 + 4 + 3).await;
+    assert_bound_once_each_by_the_extender(cluster, NS, 8 + 3 + 4 + 3).await;
     // The Deployment replaces the deleted pod.
     eventually("the Deployment is back to two available replicas", DEADLINE * 2, || async {
         (deployments.get_opt(DEPLOYMENT).await.ok()??.status?.available_replicas == Some(2)).then_some(())
     })
     .await;
+}
 
-    // The node's own conditions after all that: Ready, and no pressure kubelet's eviction manager
-    // would act on (it reads this machine's root filesystem and memory).
+/// The node's own conditions after all that: Ready, and no pressure kubelet's eviction manager
+/// would act on (it reads this machine's root filesystem and memory).
+async fn node_has_no_pressure(cluster: &Cluster) {
+    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(cluster.client.clone());
     let conditions: BTreeMap<String, String> = nodes
         .get(NODE_NAME)
         .await
@@ -656,9 +690,6 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
     assert_eq!(conditions, want, "the real node's conditions");
-
-    let left = node.teardown();
-    assert!(left.is_empty(), "the node's cleanup left: {left:?}");
 }
 
 /// `to` as a path relative to `from` (kustomize takes no absolute path to a base).

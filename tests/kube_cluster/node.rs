@@ -438,12 +438,12 @@ state = "{d}/state"
         }
     }
 
-    /// The containerd task IDs of running containers whose kubelet labels match.
+    /// The IDs of the containers (running or not) whose kubelet labels match.
     pub fn container_ids(&self, pod: &str, container: &str) -> Vec<String> {
         let filter =
             format!("labels.\"io.kubernetes.pod.name\"=={pod},labels.\"io.kubernetes.container.name\"=={container}");
         self.ctr(&["containers", "list", "--quiet", &filter])
-            .unwrap_or_default()
+            .unwrap_or_else(|e| panic!("listing containers: {e}"))
             .lines()
             .map(str::to_string)
             .filter(|id| !id.is_empty())
