@@ -2,6 +2,8 @@
 //! flags at startup with a message that names them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
+mod child;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -56,25 +58,13 @@ fn serves_the_demo_and_exits_cleanly_on_sigterm() {
         }
     };
     let body = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo/filter-web-2.json")).unwrap();
-    let answer = blocking_post(&verbs, "/filter", &body);
+    let answer = child::blocking_post(&verbs, "/filter", &body);
     assert!(answer.contains(r#""NodeNames":["node-b1","node-b3"]"#), "{answer}");
 
     let kill = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "exit code after SIGTERM");
-}
-
-/// A minimal HTTP/1.1 POST over a plain socket, returning the body.
-fn blocking_post(addr: &str, path: &str, body: &[u8]) -> String {
-    use std::io::Read;
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
-        .unwrap();
-    s.write_all(body).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
 }
 
 /// The `evaluator_workers` of the "listening" line of `serve --demo` run on CPU 0 only.

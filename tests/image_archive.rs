@@ -14,6 +14,8 @@
 //! a mount namespace); without it only they are skipped, saying so (a failure under CI).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
+mod child;
+
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -383,7 +385,7 @@ fn serve_from(rootfs: &Path) {
     assert!(root.split_whitespace().nth(5).unwrap().split(',').any(|o| o == "ro"), "root not read-only: {root}");
 
     let body = std::fs::read(Path::new(ROOT).join("examples/demo/filter-web-2.json")).unwrap();
-    let answer = post(&verbs, "/filter", &body);
+    let answer = child::blocking_post(&verbs, "/filter", &body);
     assert!(answer.contains(r#""NodeNames":["node-b1","node-b3"]"#), "{answer}");
 
     assert!(Command::new("kill").args(["-TERM", &server.to_string()]).status().unwrap().success());
@@ -424,17 +426,6 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = Command::new("kill").args(["-KILL", &self.0.to_string()]).stderr(Stdio::null()).status();
     }
-}
-
-/// A minimal HTTP/1.1 POST over a plain socket, returning the body.
-fn post(addr: &str, path: &str, body: &[u8]) -> String {
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
-        .unwrap();
-    s.write_all(body).unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
 }
 
 /// The pause image: /pause alone, static, user 65535; from its root filesystem it says its version

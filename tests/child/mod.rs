@@ -129,3 +129,15 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// A minimal HTTP/1.1 POST over a plain socket, returning the body.
+pub fn blocking_post(addr: &str, path: &str, body: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap_or_else(|e| panic!("connect {addr}: {e}"));
+    write!(s, "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len())
+        .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+    s.write_all(body).unwrap_or_else(|e| panic!("POST {path}: {e}"));
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap_or_else(|e| panic!("POST {path}: {e}"));
+    out.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default()
+}
