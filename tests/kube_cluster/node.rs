@@ -209,6 +209,9 @@ impl RealNode {
     /// The node's network (the veth pair with the API server's address), before the cluster
     /// starts; leftovers of a run that was killed before its cleanup are removed first.
     pub fn prepare(test: &str) -> RealNode {
+        if let Some(dir) = Path::new(LOCK_FILE).parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
         let lock = std::fs::File::create(LOCK_FILE).unwrap_or_else(|e| panic!("{LOCK_FILE}: {e}"));
         lock.lock().unwrap_or_else(|e| panic!("locking {LOCK_FILE}: {e}"));
         let temp = tempfile::Builder::new()
