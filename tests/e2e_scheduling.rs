@@ -452,16 +452,8 @@ async fn with_the_extender_down_pods_wait_and_are_bound_once_it_is_back() {
 
 /// The extender's model (its `cache_objects` series) holds as many nodes and pods as the API server.
 async fn assert_model_counts_match(cluster: &Cluster) {
-    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(cluster.client.clone());
-    let all_pods: Api<Pod> = Api::all(cluster.client.clone());
-    let want_nodes = nodes.list(&ListParams::default()).await.unwrap().items.len() as f64;
-    let want_pods = all_pods.list(&ListParams::default()).await.unwrap().items.len() as f64;
     eventually("the extender's model counts what the API server has", DEADLINE, || async {
-        let metrics = cluster.extender_metrics().await;
-        let count = |r: &str| {
-            kube_cluster::metric_sum(&metrics, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")])
-        };
-        (count("nodes") == want_nodes && count("pods") == want_pods).then_some(())
+        kube_cluster::model_counts_match(&cluster.client, &cluster.extender_metrics().await).await.then_some(())
     })
     .await;
 }

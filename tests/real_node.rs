@@ -200,9 +200,13 @@ async fn leader(cluster: &Cluster) -> String {
     .await
 }
 
-fn pod_monitor() -> Value {
-    let path = repo().join("manifests/monitoring/pod-monitor.yaml");
-    serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+/// The shipped PodMonitor, read once.
+fn pod_monitor() -> &'static Value {
+    static MONITOR: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    MONITOR.get_or_init(|| {
+        let path = repo().join("manifests/monitoring/pod-monitor.yaml");
+        serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    })
 }
 
 /// The Deployment's live pods, selected as the shipped PodMonitor selects them.
@@ -542,14 +546,9 @@ async fn killed_extender_comes_back(cluster: &Cluster, node: &RealNode, first_le
     }
     assert_bound_once_each_by_the_extender(cluster, NS, 8).await;
     // Its model equals the API server's (the cache_objects series, scraped through the pod).
-    let nodes: Api<k8s_openapi::api::core::v1::Node> = Api::all(c.clone());
-    let all_pods: Api<Pod> = Api::all(c.clone());
     eventually("the restarted extender's model counts what the API server has", DEADLINE, || async {
-        let want_nodes = nodes.list(&ListParams::default()).await.ok()?.items.len() as f64;
-        let want_pods = all_pods.list(&ListParams::default()).await.ok()?.items.len() as f64;
         let text = scrape(cluster, first_leader).await?;
-        let count = |r: &str| metric_sum(&text, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")]);
-        (count("nodes") == want_nodes && count("pods") == want_pods).then_some(())
+        kube_cluster::model_counts_match(c, &text).await.then_some(())
     })
     .await;
     eventually("the restarted extender counted the binds of the pods that waited", DEADLINE, || async {

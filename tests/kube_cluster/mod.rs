@@ -588,6 +588,21 @@ pub async fn scheduler_get_at(port: u16, path: String) -> Vec<u8> {
     out
 }
 
+/// Whether an extender's `/metrics` text (its `cache_objects` series) counts as many nodes and
+/// pods as the API server now has.
+pub async fn model_counts_match(client: &Client, metrics: &str) -> bool {
+    use k8s_openapi::api::core::v1::{Node, Pod};
+    let params = kube::api::ListParams::default();
+    let (Ok(nodes), Ok(pods)) = (
+        kube::Api::<Node>::all(client.clone()).list(&params).await,
+        kube::Api::<Pod>::all(client.clone()).list(&params).await,
+    ) else {
+        return false;
+    };
+    let count = |r: &str| metric_sum(metrics, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")]);
+    count("nodes") == nodes.items.len() as f64 && count("pods") == pods.items.len() as f64
+}
+
 /// The sum of the samples of `name` (exactly, or with a `_total`-style suffix the caller gives)
 /// in Prometheus text, over lines that contain every label in `labels`.
 pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {

@@ -144,13 +144,14 @@ fn cgroups_below(dir: &Path) -> Vec<PathBuf> {
 
 /// The mount points whose path starts with `prefix`, deepest first.
 fn mounts_under(prefix: &str) -> Vec<String> {
+    mounts_where(|p| p == prefix || p.starts_with(&format!("{prefix}/")))
+}
+
+/// The mount points `keep` accepts, deepest first.
+fn mounts_where(keep: impl Fn(&str) -> bool) -> Vec<String> {
     let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut points: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4))
-        .map(|p| p.replace("\\040", " "))
-        .filter(|p| p == prefix || p.starts_with(&format!("{prefix}/")))
-        .collect();
+    let mut points: Vec<String> =
+        text.lines().filter_map(|l| l.split(' ').nth(4)).map(|p| p.replace("\\040", " ")).filter(|p| keep(p)).collect();
     points.sort_by_key(|p| std::cmp::Reverse(p.len()));
     points.dedup();
     points
@@ -669,15 +670,7 @@ fn remove_leftovers() {
         }
     }
     kill_cgroup_members();
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut stale: Vec<String> = text
-        .lines()
-        .filter_map(|l| l.split(' ').nth(4))
-        .filter(|p| p.starts_with(&format!("{temp}/e2e-")) && p.contains("-node-"))
-        .map(str::to_string)
-        .collect();
-    stale.sort_by_key(|p| std::cmp::Reverse(p.len()));
-    for point in stale {
+    for point in mounts_where(|p| p.starts_with(&format!("{temp}/e2e-")) && p.contains("-node-")) {
         let _ = run("umount", &["--lazy", &point]);
     }
     remove_links();
