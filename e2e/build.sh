@@ -1,56 +1,104 @@
 #!/usr/bin/env bash
-# Builds the real Kubernetes binaries the end-to-end tests run (etcd, kube-apiserver,
-# kube-scheduler, kube-controller-manager, and for the real node kubelet and kubectl) from the
-# wrapper modules e2e/etcd and e2e/kube, into
-# target/e2e-bin/<kubernetes>-<etcd>/, with the oracle of the random comparison (e2e/kube/oracle:
-# kube-scheduler's own PreFilter and Filter plugins over clusters read as JSON lines). Skipped when that directory is complete. Prints the
-# directory on its last line of standard output; progress goes to standard error.
+# Builds the real Kubernetes binaries the end-to-end tests run, for one of the tested Kubernetes
+# versions, into target/e2e-bin/kubernetes-<version>-etcd-<etcd>/: etcd (e2e/etcd), every command
+# in the version's `tool` block (kube-apiserver, kube-scheduler, kube-controller-manager; for the
+# newest also kubelet and kubectl, which the real node and the dev cluster use), and the oracle of
+# the random comparison (e2e/kube/oracle: kube-scheduler's own PreFilter and Filter plugins over
+# clusters read as JSON lines). Builds only what the directory lacks (the oracle, our own code, is
+# rebuilt every time: seconds from Go's cache). Prints the directory on its last line of standard
+# output; progress goes to standard error.
 #
-# Versions come from the wrapper modules' go.mod (pinned there, with go.sum). Go's module and build
-# caches make a second build on the same machine a matter of seconds.
+#   e2e/build.sh            the newest tested version (e2e/kube/go.mod)
+#   e2e/build.sh 1.35       a tested minor, or its exact version (v1.35.4)
+#   e2e/build.sh --list     the tested versions, newest first, one per line
+#
+# Each tested version is one module file of the wrapper module e2e/kube: go.mod for the newest,
+# go.v<minor>.mod (with its go.v<minor>.sum) for the others, built with `go build -modfile`, so the
+# oracle's one source compiles against each version's scheduler. One etcd (e2e/etcd/go.mod) serves
+# them all. Go's module and build caches make a second build on the same machine seconds.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+kube="$root/e2e/kube"
 export GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=readonly" GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
-
-if ! command -v go >/dev/null 2>&1; then
-  echo "e2e/build.sh: go is not installed; the end-to-end tests need Go ($(sed -n 's/^go //p' "$root/e2e/kube/go.mod") or newer)" >&2
-  exit 2
-fi
 
 version_of() { # module go.mod -> the version it requires (a `require` line or a block's line)
   sed -nE "s#^(require)?[[:space:]]*$1 (v[^ ]+).*#\2#p" "$2" | head -n 1
 }
-kube_version=$(version_of k8s.io/kubernetes "$root/e2e/kube/go.mod")
-etcd_version=$(version_of go.etcd.io/etcd/server/v3 "$root/e2e/etcd/go.mod")
-if [[ -z "$kube_version" || -z "$etcd_version" ]]; then
-  echo "e2e/build.sh: could not read the pinned versions from e2e/kube/go.mod and e2e/etcd/go.mod" >&2
+tools_of() { # go.mod -> the commands of its `tool` block, by their last path element
+  sed -n '/^tool (/,/^)/p' "$1" | sed -nE 's#^[[:space:]]*k8s.io/kubernetes/cmd/([a-z-]+)$#\1#p'
+}
+
+# The tested versions: "<version> <module file>", newest first.
+modules() {
+  local f
+  for f in "$kube/go.mod" "$kube"/go.v*.mod; do
+    [[ -f "$f" ]] && echo "$(version_of k8s.io/kubernetes "$f") $f"
+  done | sort -r -V
+}
+
+if [[ "${1:-}" == "--list" ]]; then
+  modules | cut -d' ' -f1
+  exit 0
+fi
+
+wanted="${1:-}"
+wanted="${wanted#v}"
+modfile=""
+kube_version=""
+while read -r version file; do
+  if [[ -z "$wanted" || "${version#v}" == "$wanted" || "${version#v}" == "$wanted".* ]]; then
+    kube_version=$version; modfile=$file; break
+  fi
+done < <(modules)
+if [[ -z "$modfile" ]]; then
+  echo "e2e/build.sh: ${1:-} is not a tested version; tested: $(modules | cut -d' ' -f1 | tr '\n' ' ')" >&2
   exit 2
 fi
-out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/kubernetes-$kube_version-etcd-$etcd_version"
-binaries=(etcd kube-apiserver kube-scheduler kube-controller-manager kubelet kubectl)
+etcd_version=$(version_of go.etcd.io/etcd/server/v3 "$root/e2e/etcd/go.mod")
+if [[ -z "$kube_version" || -z "$etcd_version" ]]; then
+  echo "e2e/build.sh: could not read the pinned versions from $modfile and e2e/etcd/go.mod" >&2
+  exit 2
+fi
+mapfile -t tools < <(tools_of "$modfile")
+if [[ ${#tools[@]} -eq 0 ]]; then
+  echo "e2e/build.sh: $modfile has no k8s.io/kubernetes/cmd/... in its tool block" >&2
+  exit 2
+fi
 
-# One build at a time (test binaries and .ci/run may ask at once); the second finds it complete.
+if ! command -v go >/dev/null 2>&1; then
+  echo "e2e/build.sh: go is not installed; the end-to-end tests need Go ($(sed -n 's/^go //p' "$modfile") or newer)" >&2
+  exit 2
+fi
+
+out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/kubernetes-$kube_version-etcd-$etcd_version"
+binaries=(etcd "${tools[@]}")
+
+# One build of a version at a time (test binaries and .ci/run may ask at once): the second finds
+# it complete.
 mkdir -p "$(dirname "$out")"
 exec 9>"$out.lock"
 flock 9
 
-# The oracle (a package of ours in e2e/kube, so the same pinned scheduler code), into $1/oracle.
+# The oracle (a package of ours in e2e/kube, compiled against this version), into $1/oracle.
 build_oracle() {
-  (cd "$root/e2e/kube" && go build -trimpath -ldflags "-s -w" -o "$1/oracle.partial" ./oracle)
+  (cd "$kube" && go build -modfile="$modfile" -trimpath -ldflags "-s -w" -o "$1/oracle.partial" ./oracle)
   mv "$1/oracle.partial" "$1/oracle"
 }
 
 complete=true
 for b in "${binaries[@]}"; do [[ -x "$out/$b" ]] || complete=false; done
 if $complete; then
-  # The oracle is our own code: built every time (seconds from Go's cache), so a change to it is
-  # never left out; the rest is left as it is.
   echo "e2e/build.sh: oracle $kube_version" >&2
   build_oracle "$out"
   echo "e2e/build.sh: $out is complete; not rebuilt" >&2
   echo "$out"
   exit 0
 fi
+
+# And one build of Kubernetes at a time, of any version: two Go builds of kube-apiserver side by
+# side only slow each other down.
+exec 8>"$(dirname "$out")/build.lock"
+flock 8
 
 # A directory an older layout left with fewer binaries keeps what it has; the missing ones are built.
 rm -rf "$out.partial"
@@ -71,10 +119,10 @@ if [[ ! -x "$out.partial/etcd" ]]; then
   echo "e2e/build.sh: etcd built after $(( $(date +%s) - started )) s" >&2
 fi
 
-for b in "${binaries[@]:1}"; do
+for b in "${tools[@]}"; do
   [[ -x "$out.partial/$b" ]] && continue
   echo "e2e/build.sh: $b $kube_version" >&2
-  (cd "$root/e2e/kube" && go build -trimpath -ldflags "$ldflags" -o "$out.partial/$b" "k8s.io/kubernetes/cmd/$b")
+  (cd "$kube" && go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$out.partial/$b" "k8s.io/kubernetes/cmd/$b")
   echo "e2e/build.sh: $b built after $(( $(date +%s) - started )) s" >&2
 done
 

@@ -50,8 +50,8 @@ fn for_create(mut object: Value) -> Value {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    let binaries = match kube_cluster::binaries::built() {
-        Ok(b) => b.clone(),
+    let binaries = match kube_cluster::binaries::built(kube_cluster::NEWEST) {
+        Ok(b) => b,
         Err(why) => {
             eprintln!("dev-cluster: {why}");
             std::process::exit(1);

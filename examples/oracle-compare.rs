@@ -1,12 +1,12 @@
 //! The extender's verdicts against kube-scheduler's own Filter plugins on random clusters
 //! (issue 25; docs/semantics.md lists the deliberate differences, kept out of the generated domain).
 //!
-//! `cargo run --release --example oracle-compare -- --cases 100000 --seed 1 [--oracle PATH]
-//!  [--reasons] [--show N] [--batch 256]`; `--print S` prints the case of seed S as the oracle's
-//! input line, `--replay FILE` both sides' verdicts on such a line.
+//! `cargo run --release --example oracle-compare -- --cases 100000 --seed 1 [--kubernetes 1.35 |
+//!  --oracle PATH] [--reasons] [--show N] [--batch 256]`; `--print S` prints the case of seed S as
+//! the oracle's input line, `--replay FILE` both sides' verdicts on such a line.
 //!
 //! Cases are seeds `seed .. seed+cases`; any one replays alone with `--cases 1 --seed S`. The oracle
-//! is `e2e/build.sh`'s (built if missing). A failing case is shrunk and printed as the oracle's
+//! is `e2e/build.sh`'s for a tested minor (`--kubernetes`, default the newest; built if missing). A failing case is shrunk and printed as the oracle's
 //! input line. Exits 1 when any case disagrees.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: a panic is its error report
 
@@ -19,19 +19,24 @@ use predicate_extender::testing::oracle::{
     compare, extender_verdicts, generate, plan, reason_gaps, shrink, Case, Domain, Oracle,
 };
 
-fn oracle_binary() -> PathBuf {
-    let out =
-        Command::new("bash").arg("e2e/build.sh").stderr(std::process::Stdio::inherit()).output().expect("e2e/build.sh");
-    assert!(out.status.success(), "e2e/build.sh failed");
+/// The oracle `e2e/build.sh` builds for a tested minor (`None`: the newest).
+fn oracle_binary(minor: Option<&str>) -> PathBuf {
+    let out = Command::new("bash")
+        .arg("e2e/build.sh")
+        .args(minor)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("e2e/build.sh");
+    assert!(out.status.success(), "e2e/build.sh {} failed", minor.unwrap_or_default());
     let dir = String::from_utf8(out.stdout).unwrap();
     PathBuf::from(dir.lines().last().expect("a directory").trim()).join("oracle")
 }
 
 /// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).
-fn replay(file: &str, oracle_path: Option<PathBuf>) {
+fn replay(file: &str, oracle_path: PathBuf) {
     let line: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let case = Case { seed: 0, objects: line["objects"].as_array().unwrap().clone(), pod: line["pod"].clone() };
-    let mut oracle = Oracle::start(&oracle_path.unwrap_or_else(oracle_binary)).unwrap();
+    let mut oracle = Oracle::start(&oracle_path).unwrap();
     let answer = oracle.run(std::slice::from_ref(&case)).unwrap().pop().unwrap();
     let ours = extender_verdicts(&plan(), &Evaluator::new(1).unwrap(), &case).unwrap();
     for (node, v) in &ours {
@@ -43,6 +48,8 @@ fn main() {
     let mut cases = 1000u64;
     let mut seed = 1u64;
     let mut oracle_path = None;
+    let mut kubernetes: Option<String> = None;
+    let mut replay_file: Option<String> = None;
     let mut reasons = false;
     let mut show = 3usize;
     let mut batch = 256usize;
@@ -52,10 +59,11 @@ fn main() {
             "--cases" => cases = args.next().unwrap().parse().unwrap(),
             "--seed" => seed = args.next().unwrap().parse().unwrap(),
             "--oracle" => oracle_path = Some(PathBuf::from(args.next().unwrap())),
+            "--kubernetes" => kubernetes = Some(args.next().unwrap()),
             "--reasons" => reasons = true,
             "--show" => show = args.next().unwrap().parse().unwrap(),
             "--batch" => batch = args.next().unwrap().parse().unwrap(),
-            "--replay" => return replay(&args.next().unwrap(), oracle_path),
+            "--replay" => replay_file = Some(args.next().unwrap()),
             "--print" => {
                 let s: u64 = args.next().unwrap().parse().unwrap();
                 return println!("{}", generate(&Domain::shared(), s).to_line());
@@ -63,7 +71,10 @@ fn main() {
             other => panic!("unknown argument {other}"),
         }
     }
-    let oracle_path = oracle_path.unwrap_or_else(oracle_binary);
+    let oracle_path = oracle_path.unwrap_or_else(|| oracle_binary(kubernetes.as_deref()));
+    if let Some(file) = replay_file {
+        return replay(&file, oracle_path);
+    }
     let mut oracle = Oracle::start(&oracle_path).unwrap();
     let evaluator = Evaluator::new(1).unwrap();
     let plan = plan();

@@ -84,7 +84,7 @@ fn parse_setting(text: &str) -> Result<(String, serde_json::Value), String> {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
-    if let Err(why) = kube_cluster::binaries::built() {
+    if let Err(why) = kube_cluster::binaries::built(kube_cluster::NEWEST) {
         eprintln!("scheduler-throughput: {why}");
         std::process::exit(1);
     }

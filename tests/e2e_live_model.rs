@@ -119,14 +119,15 @@ fn extender_lists(cluster: &Cluster, resource: &str) -> Vec<String> {
         .collect()
 }
 
+crate::on_each_minor!(the_model_follows_the_real_api_server_through_pages_watch_timeouts_and_status_updates);
+
 /// The model follows the real API server: the first list in pages of 3 (`limit` and `continue`), then
 /// watches the API server ends every few seconds and the extender resumes (bookmarks on) without a
 /// relist; node status through the status subresource, labels through the main resource, pods
 /// created, bound, nominated, deleted at once and deleted with a grace period (which, with no
 /// kubelet, leaves them terminating). After each step the model equals the API server.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_model_follows_the_real_api_server_through_pages_watch_timeouts_and_status_updates() {
-    let Some(cluster) = Cluster::start("live-model", api_only(&[])).await else { return };
+async fn the_model_follows_the_real_api_server_through_pages_watch_timeouts_and_status_updates(minor: &str) {
+    let Some(cluster) = Cluster::start_on(minor, "live-model", api_only(&[])).await else { return };
     let c = &cluster.client;
     create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
     for i in 0..7 {
@@ -206,12 +207,15 @@ async fn etcd_revision(cluster: &Cluster) -> i64 {
     answer["header"]["revision"].as_str().and_then(|r| r.parse().ok()).unwrap()
 }
 
+crate::on_each_minor!(a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted);
+
 /// With the API server's watch cache off (every watch is an etcd watch), a watch resumed from a
 /// resourceVersion that etcd has compacted away is answered 410 Gone; the extender lists that
 /// resource again, and its model equals the API server, changes made meanwhile included.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted() {
-    let Some(cluster) = Cluster::start("compaction", api_only(&["--watch-cache=false"])).await else { return };
+async fn a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted(minor: &str) {
+    let Some(cluster) = Cluster::start_on(minor, "compaction", api_only(&["--watch-cache=false"])).await else {
+        return;
+    };
     let c = &cluster.client;
     create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
     create(c, node("n1", "zone-a", "4", "16Gi")).await;

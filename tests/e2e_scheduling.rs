@@ -101,6 +101,96 @@ fn the_harness_changes_only_addresses_kubeconfig_and_leader_election_timings_of_
     assert!(scheduler_config::differences(&shipped, &tampered).contains(&"extenders[0].filterVerb".to_string()));
 }
 
+/// The default profile's plugins as each minor's kube-scheduler enables them beside the extender
+/// (`multiPoint`, with the Score weights that are not 0), in its order.
+fn default_plugins(minor: &str) -> Vec<&'static str> {
+    let (unschedulable_first, declared_features) = match minor {
+        "1.35" => (true, false),
+        "1.36" => (true, true),
+        _ => (false, true),
+    };
+    let mut plugins = vec!["SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName"];
+    if !unschedulable_first {
+        plugins.swap(2, 3);
+    }
+    plugins.extend([
+        "TaintToleration=3",
+        "NodeAffinity=2",
+        "NodePorts",
+        "NodeResourcesFit=1",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread=2",
+        "InterPodAffinity=2",
+        "DynamicResources=2",
+        "DefaultPreemption",
+        "NodeResourcesBalancedAllocation=1",
+        "ImageLocality=1",
+        "DefaultBinder",
+    ]);
+    if declared_features {
+        plugins.push("NodeDeclaredFeatures");
+    }
+    plugins
+}
+
+crate::on_each_minor!(every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugins_beside_them);
+
+/// What each minor's kube-scheduler makes of the shipped configuration (its defaulted form,
+/// `--write-config-to`): the extender's settings and the lease exactly as shipped, on every minor;
+/// the profile's own plugins beside the extender differ between minors, and are pinned here
+/// (docs/operations.md, "Kubernetes minors").
+async fn every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugins_beside_them(minor: &str) {
+    let Some(binaries) = kube_cluster::binaries_of(minor, "defaults") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Never contacted: kube-scheduler writes the configuration and exits before connecting.
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: \"https://127.0.0.1:1\"}}]\n\
+         users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n",
+    )
+    .unwrap();
+    let config = scheduler_config::adjusted(&scheduler_config::shipped(), &kubeconfig, "http://127.0.0.1:8888");
+    let input = dir.path().join("config.json");
+    std::fs::write(&input, config.to_string()).unwrap();
+    let output = dir.path().join("defaulted.yaml");
+    let run = std::process::Command::new(binaries.path("kube-scheduler"))
+        .arg(format!("--config={}", input.display()))
+        .arg(format!("--write-config-to={}", output.display()))
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "kube-scheduler {}: {}", binaries.version, String::from_utf8_lossy(&run.stderr));
+    let written: Value = serde_saphyr::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+
+    // The extender: every shipped setting (Go leaves the false ones out), nothing added.
+    let shipped = config["extenders"][0].as_object().unwrap();
+    let read = written["extenders"][0].as_object().unwrap();
+    for (key, value) in shipped {
+        let expected = if *value == json!(false) { None } else { Some(value) };
+        assert_eq!(read.get(key), expected, "Kubernetes {minor}: extenders[0].{key}");
+    }
+    assert!(read.keys().all(|k| shipped.contains_key(k)), "Kubernetes {minor} added settings: {read:?}");
+    for key in ["leaderElect", "resourceLock", "resourceNamespace", "resourceName"] {
+        assert_eq!(written["leaderElection"][key], config["leaderElection"][key], "Kubernetes {minor}: {key}");
+    }
+    let profiles = written["profiles"].as_array().unwrap();
+    assert_eq!(profiles.len(), 1);
+    assert_eq!(profiles[0]["schedulerName"], "predicate-scheduler");
+    let plugins: Vec<String> = profiles[0]["plugins"]["multiPoint"]["enabled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| match p["weight"].as_i64().unwrap_or(0) {
+            0 => p["name"].as_str().unwrap().to_string(),
+            w => format!("{}={w}", p["name"].as_str().unwrap()),
+        })
+        .collect();
+    assert_eq!(plugins, default_plugins(minor), "Kubernetes {minor}'s default plugins");
+}
+
 fn with_labels(object: Value, labels: Value) -> Value {
     merged(object, json!({"metadata": {"labels": labels}}))
 }
@@ -109,15 +199,17 @@ fn with_spec(object: Value, spec: Value) -> Value {
     merged(object, json!({"spec": spec}))
 }
 
+crate::on_each_minor!(a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits);
+
 /// Pods of every kind the shipped profile and the extender both judge (resources, node selector,
 /// taints and tolerations, host ports, required anti-affinity, topology spread, a local PV bound
 /// at first consumer) are all bound, by the extender, each once, each to a node where `explain`
 /// says it fits; kube-scheduler sent NodeNames (nodeCacheCapable) and the extender never met a
 /// name it had not seen; the node only the extender rejects (Ready=False, which today's plugins do
 /// not read) gets no pod.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits() {
-    let Some(cluster) = Cluster::start("batch", Options { controller_manager: true, ..Options::default() }).await
+async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits(minor: &str) {
+    let Some(cluster) =
+        Cluster::start_on(minor, "batch", Options { controller_manager: true, ..Options::default() }).await
     else {
         return;
     };
@@ -279,13 +371,14 @@ fn running(name: &str, node: &str, cpu: &str, priority: &str, grace: i64) -> Val
     )
 }
 
+crate::on_each_minor!(an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition);
+
 /// A pod only the extender rejects everywhere (kube-scheduler's own plugins pass every node): its
 /// FailedScheduling event and its PodScheduled condition carry the extender's own reasons, as
 /// kube-scheduler aggregates them ("0/N nodes are available: ..."), next to kube-scheduler's reason
 /// for the node its own plugins rejected.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition() {
-    let Some(cluster) = Cluster::start("unschedulable", Options::default()).await else { return };
+async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition(minor: &str) {
+    let Some(cluster) = Cluster::start_on(minor, "unschedulable", Options::default()).await else { return };
     namespace(&cluster).await;
     let c = &cluster.client;
     create(c, condition(node("not-ready", "zone-a", "4", "16Gi"), "Ready", "False")).await;
@@ -321,15 +414,34 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
             .find(|m| m.starts_with("0/3 nodes are available") && reasons.iter().all(|r| m.contains(r.as_str())))
     })
     .await;
+    // The whole message, pinned per minor: kube-scheduler's aggregation of the extender's reasons,
+    // then the PostFilter plugins' own words (1.35 and 1.36's DynamicResources adds one; 1.37's no
+    // longer does: docs/operations.md, "Kubernetes minors").
+    let dra = match minor {
+        "1.35" | "1.36" => "no new claims to deallocate, ",
+        _ => "",
+    };
+    assert_eq!(
+        message,
+        format!(
+            "0/3 nodes are available: 1 node(s) had memory pressure, 1 node(s) had untolerated taint(s), \
+             1 node(s) were not ready. {dra}preemption: 0/3 nodes are available: 3 Preemption is not helpful \
+             for scheduling."
+        ),
+        "Kubernetes {minor}"
+    );
     assert!(message.contains("untolerated taint"), "kube-scheduler's own reason for the tainted node: {message}");
     let pod = pods(&cluster).get("best-effort").await.unwrap();
     let scheduled = pod.status.unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "PodScheduled").unwrap();
     assert_eq!((scheduled.status.as_str(), scheduled.reason.as_deref()), ("False", Some("Unschedulable")));
     let condition_message = scheduled.message.unwrap_or_default();
+    assert_eq!(condition_message, message, "the condition says what the event says");
     assert!(reasons.iter().all(|r| condition_message.contains(r.as_str())), "{condition_message} lacks {reasons:?}");
     assert_eq!(pod.spec.unwrap().node_name, None);
     assert_eq!(kube_cluster::bindings::bindings(&cluster, NS).len(), 0);
 }
+
+crate::on_each_minor!(preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass);
 
 /// Preemption through the extender: kube-scheduler's own choice would be the node whose victims
 /// have the lowest priority (`cheap`), but the extender's `/preempt` drops that node (its network is
@@ -337,9 +449,8 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
 /// and the preemptor is nominated there. While the victim terminates, the extender's double pass
 /// counts the nominated preemptor for lower-priority pods and not for higher ones; once the victim
 /// is gone the preemptor is bound to n1 by the extender.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass() {
-    let Some(cluster) = Cluster::start("preemption", Options::default()).await else { return };
+async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass(minor: &str) {
+    let Some(cluster) = Cluster::start_on(minor, "preemption", Options::default()).await else { return };
     namespace(&cluster).await;
     let c = &cluster.client;
     for (name, value) in [("lowest", 10), ("low", 100), ("medium", 500), ("high", 1000), ("highest", 2000)] {
@@ -413,12 +524,13 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
     assert_eq!(placed.get("cheap-victim-1").map(String::as_str), Some("cheap"), "{placed:?}");
 }
 
+crate::on_each_minor!(with_the_extender_down_pods_wait_and_are_bound_once_it_is_back);
+
 /// The extender down (`ignorable: false`): kube-scheduler does not place the pod, says why in an
 /// event, and retries; the extender back on its address syncs and the pod is bound, once. The
 /// extender's model then counts what the API server has.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn with_the_extender_down_pods_wait_and_are_bound_once_it_is_back() {
-    let Some(mut cluster) = Cluster::start("extender-down", Options::default()).await else { return };
+async fn with_the_extender_down_pods_wait_and_are_bound_once_it_is_back(minor: &str) {
+    let Some(mut cluster) = Cluster::start_on(minor, "extender-down", Options::default()).await else { return };
     namespace(&cluster).await;
     let c = &cluster.client;
     for name in ["n1", "n2"] {
@@ -458,11 +570,13 @@ async fn assert_model_counts_match(cluster: &Cluster) {
     .await;
 }
 
+crate::on_each_minor!(a_killed_leader_and_a_second_replica_bind_no_pod_twice);
+
 /// Two kube-scheduler replicas with leader election as shipped; the leader is killed mid-batch and
 /// started again: the other takes the lease and finishes, and no pod is bound twice.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice() {
-    let Some(mut cluster) = Cluster::start("replicas", Options { schedulers: 2, ..Options::default() }).await else {
+async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice(minor: &str) {
+    let Some(mut cluster) = Cluster::start_on(minor, "replicas", Options { schedulers: 2, ..Options::default() }).await
+    else {
         return;
     };
     namespace(&cluster).await;
@@ -500,17 +614,18 @@ async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice() {
     assert_bound_once_each_by_the_extender(&cluster, PODS).await;
 }
 
+crate::on_each_minor!(a_swapped_policy_file_changes_where_pods_go_without_a_restart);
+
 /// The Policy file replaced while the extender serves: the next pods are judged by the new Policy,
 /// without a restart (CheckNodeLabelPresence keeps them off the unlabelled node).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart() {
+async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart(minor: &str) {
     let dir = tempfile::tempdir().unwrap();
     let policy = dir.path().join("policy.json");
     let shipped =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy.json")).unwrap();
     std::fs::write(&policy, &shipped).unwrap();
     let options = Options { extender_args: vec![format!("--policy={}", policy.display())], ..Options::default() };
-    let Some(cluster) = Cluster::start("policy-swap", options).await else { return };
+    let Some(cluster) = Cluster::start_on(minor, "policy-swap", options).await else { return };
     namespace(&cluster).await;
     let c = &cluster.client;
     create(c, with_labels(node("ssd", "zone-a", "8", "32Gi"), json!({"disk": "ssd"}))).await;
@@ -554,4 +669,14 @@ async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart() {
         assert_eq!(wait_bound(&cluster, &format!("after-{i}")).await, "ssd", "the new Policy's NeedsSSD");
     }
     assert_bound_once_each_by_the_extender(&cluster, 6).await;
+}
+
+/// The minors these tests run on are the module files e2e/build.sh builds, one each.
+#[test]
+fn the_tested_minors_are_e2e_build_sh_s() {
+    let listed = kube_cluster::binaries::listed_versions();
+    let mut minors: Vec<String> =
+        listed.iter().map(|v| v.trim_start_matches('v').rsplit_once('.').unwrap().0.to_string()).collect();
+    minors.reverse();
+    assert_eq!(minors, kube_cluster::binaries::MINORS, "e2e/build.sh --list gave {listed:?}");
 }

@@ -11,7 +11,7 @@ use kube_cluster::workloads::Workload;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_throughput_harness_binds_every_measured_pod_through_the_extender_and_reports_figures() {
-    if kube_cluster::binaries("throughput smoke").is_none() {
+    if kube_cluster::binaries::binaries("throughput smoke").is_none() {
         return;
     }
     let spec = Run::new(Workload::Basic, 200, 100, 500, Config::Extender);
@@ -54,7 +54,7 @@ async fn the_throughput_harness_binds_every_measured_pod_through_the_extender_an
 /// with the controller-manager's PV binder completing what kube-scheduler's PreBind starts.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_volumes_workload_binds_every_pod_and_its_claim() {
-    if kube_cluster::binaries("throughput volumes smoke").is_none() {
+    if kube_cluster::binaries::binaries("throughput volumes smoke").is_none() {
         return;
     }
     let spec = Run::new(Workload::Volumes, 30, 30, 60, Config::Extender);

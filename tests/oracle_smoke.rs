@@ -17,9 +17,10 @@ use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, 
 const FIXED: std::ops::Range<u64> = 1..4001;
 const TIMED: u64 = 1000;
 
-#[test]
-fn extender_agrees_with_kube_scheduler_on_5000_random_clusters() {
-    let Some(bin) = binaries::binaries("oracle_smoke") else { return };
+on_each_minor!(extender_agrees_with_kube_scheduler_on_5000_random_clusters);
+
+async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str) {
+    let Some(bin) = binaries::binaries_of(minor, "oracle_smoke") else { return };
     let mut oracle = Oracle::start(&bin.path("oracle")).unwrap();
     let evaluator = Evaluator::new(1).unwrap();
     let plan = plan();
@@ -49,7 +50,8 @@ fn extender_agrees_with_kube_scheduler_on_5000_random_clusters() {
     assert!(with_claims > seeds.len() / 5, "only {with_claims} of {} cases with claims", seeds.len());
     assert!(
         failures.is_empty(),
-        "{} of {} cases disagree (replay: cargo run --release --example oracle-compare -- --cases 1 --seed S):\n{}",
+        "Kubernetes {}: {} of {} cases disagree (replay: cargo run --release --example oracle-compare -- --kubernetes {minor} --cases 1 --seed S):\n{}",
+        bin.version,
         failures.len(),
         seeds.len(),
         failures.join("\n")

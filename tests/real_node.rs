@@ -28,11 +28,12 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::Api;
+use kube_cluster::binaries::binaries;
 use kube_cluster::bindings::{assert_bound_once_each_by_the_extender, wait_bound};
 use kube_cluster::node::{self, RealNode, NODE_NAME};
 use kube_cluster::objects::{create, node as fake_node};
 use kube_cluster::scheduler_config::{differences, LEASE_NAME, LEASE_NAMESPACE};
-use kube_cluster::{binaries, metric_sum, Binaries, Cluster, Options, DEADLINE};
+use kube_cluster::{metric_sum, Binaries, Cluster, Options, DEADLINE};
 use predicate_extender::testing::eventually;
 use serde_json::{json, Value};
 
@@ -70,12 +71,6 @@ fn skip_or_fail(why: &str) {
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The Kubernetes version e2e/build.sh built (its directory is named after it).
-fn kube_version(binaries: &Binaries) -> String {
-    let dir = binaries.dir.file_name().unwrap().to_string_lossy().to_string();
-    dir.strip_prefix("kubernetes-").and_then(|d| d.split("-etcd-").next()).unwrap().to_string()
 }
 
 fn build_image(kind: &str, binary: Option<&Path>, reference: &str, out: &Path) {
@@ -300,7 +295,7 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
         return skip_or_fail(&why);
     }
     let Some(binaries) = binaries(TEST) else { return };
-    let version = kube_version(&binaries);
+    let version = binaries.version.clone();
     let work = tempfile::tempdir().unwrap();
     let archives = images(&binaries, work.path(), &version);
 

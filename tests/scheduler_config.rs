@@ -391,19 +391,34 @@ fn the_extender_is_a_native_sidecar_and_both_containers_are_locked_down() {
     }
 }
 
-/// The Deployment runs the kube-scheduler the end-to-end tests run: the `k8s.io/kubernetes`
-/// version e2e/kube/go.mod pins.
+/// The Deployment runs a kube-scheduler the end-to-end tests run: one of the tested versions (the
+/// `k8s.io/kubernetes` each module file of e2e/kube pins), and the newest of them, the one the
+/// real-node test runs from these manifests.
 #[test]
 fn the_deployments_kube_scheduler_is_the_version_tested_end_to_end() {
-    let go_mod = read("e2e/kube/go.mod");
-    let tested = go_mod
-        .lines()
-        .map(str::trim)
-        .find_map(|l| l.strip_prefix("k8s.io/kubernetes "))
-        .map(|v| v.split_whitespace().next().unwrap_or_default().to_string())
-        .unwrap_or_else(|| panic!("e2e/kube/go.mod requires no k8s.io/kubernetes"));
+    let mut tested: Vec<(Vec<u64>, String)> = std::fs::read_dir(repo("e2e/kube"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|f| f == "go.mod" || (f.starts_with("go.v") && f.ends_with(".mod")))
+        .map(|f| {
+            let text = read(&format!("e2e/kube/{f}"));
+            let version = text
+                .lines()
+                .map(|l| l.trim().trim_start_matches("require").trim())
+                .find_map(|l| l.strip_prefix("k8s.io/kubernetes "))
+                .map(|v| v.split_whitespace().next().unwrap_or_default().to_string())
+                .unwrap_or_else(|| panic!("e2e/kube/{f} requires no k8s.io/kubernetes"));
+            let numbers = version.trim_start_matches('v').split('.').map(|n| n.parse().unwrap()).collect();
+            (numbers, version)
+        })
+        .collect();
+    tested.sort();
+    assert!(tested.len() >= 3, "the three supported minors are tested: {tested:?}");
     let image = str_of(&scheduler_container(&deployment())["image"], "kube-scheduler's image").to_string();
-    assert_eq!(image, format!("registry.k8s.io/kube-scheduler:{tested}"));
+    let tag = image.strip_prefix("registry.k8s.io/kube-scheduler:").unwrap_or_else(|| panic!("{image}"));
+    let versions: Vec<&str> = tested.iter().map(|(_, v)| v.as_str()).collect();
+    assert!(versions.contains(&tag), "kube-scheduler {tag} is not a tested version: {versions:?}");
+    assert_eq!(Some(&tag), versions.last(), "the newest tested version, the one the real node runs");
 }
 
 #[test]

@@ -1,7 +1,8 @@
-// The wrapper module that builds kube-apiserver, kube-scheduler and kube-controller-manager
-// from k8s.io/kubernetes for the end-to-end tests (e2e/build.sh). k8s.io/kubernetes requires its
-// staging modules at v0.0.0 and replaces them with ./staging paths that do not apply to a
-// dependent module, so each one is replaced here by its published tag.
+// The wrapper module that builds kube-apiserver, kube-scheduler, kube-controller-manager, kubelet,
+// kubectl and the oracle from k8s.io/kubernetes for the end-to-end tests (e2e/build.sh): this file
+// pins the newest tested minor; go.v<minor>.mod beside it pin the older ones. k8s.io/kubernetes
+// requires its staging modules at v0.0.0 and replaces them with ./staging paths that do not apply
+// to a dependent module, so each one is replaced here by its published tag.
 module github.com/kube-extender/e2e/kube
 
 go 1.26.0

@@ -29,7 +29,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
 use serde_json::Value;
 
-pub use binaries::{binaries, Binaries};
+pub use binaries::{binaries_of, Binaries, NEWEST};
 pub use process::{free_port, Process};
 
 /// Long enough for a loaded 2-core machine; every wait polls and returns as soon as it can.
@@ -170,8 +170,14 @@ impl Cluster {
     /// asks for and waits until each is ready. `None` when the end-to-end tests are skipped (no
     /// Go, and not required): the caller returns.
     pub async fn start(test: &str, options: Options) -> Option<Cluster> {
-        let binaries = binaries(test)?;
-        Some(Cluster::start_with(binaries, test, options).await)
+        Cluster::start_on(NEWEST, test, options).await
+    }
+
+    /// [`Cluster::start`] with a tested minor's binaries (`"1.35"`); its logs and directory name it.
+    pub async fn start_on(minor: &str, test: &str, options: Options) -> Option<Cluster> {
+        let binaries = binaries_of(minor, test)?;
+        let test = format!("{test}-{}", binaries.version);
+        Some(Cluster::start_with(binaries, &test, options).await)
     }
 
     /// [`Cluster::start`] with binaries already built.

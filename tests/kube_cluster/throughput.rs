@@ -360,7 +360,7 @@ impl RunResult {
 
 pub async fn run(args: &Run, round: usize) -> RunResult {
     let config = args.config;
-    let binaries = super::binaries::built().as_ref().unwrap_or_else(|e| panic!("{e}")).clone();
+    let binaries = super::binaries::built(super::NEWEST).unwrap_or_else(|e| panic!("{e}"));
     let change: fn(Value) -> Value = match config {
         Config::Alone => alone,
         Config::Extender | Config::Null => raise_qps,
