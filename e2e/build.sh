@@ -32,7 +32,7 @@ tools_of() { # go.mod -> the commands of its `tool` block, by their last path el
 modules() {
   local f
   for f in "$kube/go.mod" "$kube"/go.v*.mod; do
-    [[ -f "$f" ]] && echo "$(version_of k8s.io/kubernetes "$f") $f"
+    if [[ -f "$f" ]]; then echo "$(version_of k8s.io/kubernetes "$f") $f"; fi
   done | sort -r -V
 }
 
@@ -43,6 +43,10 @@ fi
 
 wanted="${1:-}"
 wanted="${wanted#v}"
+if [[ -n "$wanted" && ! "$wanted" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]]; then
+  echo "e2e/build.sh: $1: give a minor (1.35), an exact version (v1.35.4) or --list" >&2
+  exit 2
+fi
 modfile=""
 kube_version=""
 while read -r version file; do

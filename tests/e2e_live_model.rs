@@ -119,7 +119,9 @@ fn extender_lists(cluster: &Cluster, resource: &str) -> Vec<String> {
         .collect()
 }
 
-crate::on_each_minor!(the_model_follows_the_real_api_server_through_pages_watch_timeouts_and_status_updates);
+kube_cluster::binaries::on_each_minor!(
+    the_model_follows_the_real_api_server_through_pages_watch_timeouts_and_status_updates
+);
 
 /// The model follows the real API server: the first list in pages of 3 (`limit` and `continue`), then
 /// watches the API server ends every few seconds and the extender resumes (bookmarks on) without a
@@ -207,7 +209,7 @@ async fn etcd_revision(cluster: &Cluster) -> i64 {
     answer["header"]["revision"].as_str().and_then(|r| r.parse().ok()).unwrap()
 }
 
-crate::on_each_minor!(a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted);
+kube_cluster::binaries::on_each_minor!(a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted);
 
 /// With the API server's watch cache off (every watch is an etcd watch), a watch resumed from a
 /// resourceVersion that etcd has compacted away is answered 410 Gone; the extender lists that

@@ -107,7 +107,8 @@ fn default_plugins(minor: &str) -> Vec<&'static str> {
     let (unschedulable_first, declared_features) = match minor {
         "1.35" => (true, false),
         "1.36" => (true, true),
-        _ => (false, true),
+        "1.37" => (false, true),
+        other => panic!("Kubernetes {other}: pin its default plugins here"),
     };
     let mut plugins = vec!["SchedulingGates", "PrioritySort", "NodeUnschedulable", "NodeName"];
     if !unschedulable_first {
@@ -136,12 +137,52 @@ fn default_plugins(minor: &str) -> Vec<&'static str> {
     plugins
 }
 
-crate::on_each_minor!(every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugins_beside_them);
+kube_cluster::binaries::on_each_minor!(
+    every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugins_beside_them
+);
+
+/// The defaults each minor adds to the shipped configuration beyond 1.35's, as
+/// [`added_defaults`] names them.
+fn later_defaults(minor: &str) -> Vec<&'static str> {
+    match minor {
+        "1.35" => vec![],
+        "1.36" => vec!["DynamicResources.bindingTimeout", "placementGenerate", "placementScore"],
+        "1.37" => vec![
+            "DynamicResources.bindingTimeout",
+            "VolumeBinding.shape",
+            "placementGenerate",
+            "placementScore",
+            "podGroupPostFilter",
+        ],
+        other => panic!("Kubernetes {other}: pin its added defaults here"),
+    }
+}
+
+/// Which of the defaults later minors add a defaulted configuration has: a plugin argument
+/// (`Plugin.field`) or an extension point of the profile.
+fn added_defaults(profile: &Value) -> Vec<&'static str> {
+    let argument = |plugin: &str, field: &str| {
+        profile["pluginConfig"].as_array().unwrap().iter().any(|c| c["name"] == plugin && !c["args"][field].is_null())
+    };
+    let mut added = Vec::new();
+    if argument("DynamicResources", "bindingTimeout") {
+        added.push("DynamicResources.bindingTimeout");
+    }
+    if argument("VolumeBinding", "shape") {
+        added.push("VolumeBinding.shape");
+    }
+    for point in ["placementGenerate", "placementScore", "podGroupPostFilter"] {
+        if profile["plugins"].get(point).is_some() {
+            added.push(point);
+        }
+    }
+    added
+}
 
 /// What each minor's kube-scheduler makes of the shipped configuration (its defaulted form,
 /// `--write-config-to`): the extender's settings and the lease exactly as shipped, on every minor;
-/// the profile's own plugins beside the extender differ between minors, and are pinned here
-/// (docs/operations.md, "Kubernetes minors").
+/// the profile's own plugins beside the extender and the defaults kube-scheduler adds differ
+/// between minors, and are pinned here (docs/operations.md, "Kubernetes minors").
 async fn every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugins_beside_them(minor: &str) {
     let Some(binaries) = kube_cluster::binaries_of(minor, "defaults") else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -189,6 +230,7 @@ async fn every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugin
         })
         .collect();
     assert_eq!(plugins, default_plugins(minor), "Kubernetes {minor}'s default plugins");
+    assert_eq!(added_defaults(&profiles[0]), later_defaults(minor), "Kubernetes {minor}'s added defaults");
 }
 
 fn with_labels(object: Value, labels: Value) -> Value {
@@ -199,7 +241,9 @@ fn with_spec(object: Value, spec: Value) -> Value {
     merged(object, json!({"spec": spec}))
 }
 
-crate::on_each_minor!(a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits);
+kube_cluster::binaries::on_each_minor!(
+    a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits
+);
 
 /// Pods of every kind the shipped profile and the extender both judge (resources, node selector,
 /// taints and tolerations, host ports, required anti-affinity, topology spread, a local PV bound
@@ -371,7 +415,7 @@ fn running(name: &str, node: &str, cpu: &str, priority: &str, grace: i64) -> Val
     )
 }
 
-crate::on_each_minor!(an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition);
+kube_cluster::binaries::on_each_minor!(an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition);
 
 /// A pod only the extender rejects everywhere (kube-scheduler's own plugins pass every node): its
 /// FailedScheduling event and its PodScheduled condition carry the extender's own reasons, as
@@ -419,7 +463,8 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
     // longer does: docs/operations.md, "Kubernetes minors").
     let dra = match minor {
         "1.35" | "1.36" => "no new claims to deallocate, ",
-        _ => "",
+        "1.37" => "",
+        other => panic!("Kubernetes {other}: pin its event wording here"),
     };
     assert_eq!(
         message,
@@ -441,7 +486,9 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
     assert_eq!(kube_cluster::bindings::bindings(&cluster, NS).len(), 0);
 }
 
-crate::on_each_minor!(preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass);
+kube_cluster::binaries::on_each_minor!(
+    preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass
+);
 
 /// Preemption through the extender: kube-scheduler's own choice would be the node whose victims
 /// have the lowest priority (`cheap`), but the extender's `/preempt` drops that node (its network is
@@ -524,7 +571,7 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
     assert_eq!(placed.get("cheap-victim-1").map(String::as_str), Some("cheap"), "{placed:?}");
 }
 
-crate::on_each_minor!(with_the_extender_down_pods_wait_and_are_bound_once_it_is_back);
+kube_cluster::binaries::on_each_minor!(with_the_extender_down_pods_wait_and_are_bound_once_it_is_back);
 
 /// The extender down (`ignorable: false`): kube-scheduler does not place the pod, says why in an
 /// event, and retries; the extender back on its address syncs and the pod is bound, once. The
@@ -570,7 +617,7 @@ async fn assert_model_counts_match(cluster: &Cluster) {
     .await;
 }
 
-crate::on_each_minor!(a_killed_leader_and_a_second_replica_bind_no_pod_twice);
+kube_cluster::binaries::on_each_minor!(a_killed_leader_and_a_second_replica_bind_no_pod_twice);
 
 /// Two kube-scheduler replicas with leader election as shipped; the leader is killed mid-batch and
 /// started again: the other takes the lease and finishes, and no pod is bound twice.
@@ -614,7 +661,7 @@ async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice(minor: &str) {
     assert_bound_once_each_by_the_extender(&cluster, PODS).await;
 }
 
-crate::on_each_minor!(a_swapped_policy_file_changes_where_pods_go_without_a_restart);
+kube_cluster::binaries::on_each_minor!(a_swapped_policy_file_changes_where_pods_go_without_a_restart);
 
 /// The Policy file replaced while the extender serves: the next pods are judged by the new Policy,
 /// without a restart (CheckNodeLabelPresence keeps them off the unlabelled node).

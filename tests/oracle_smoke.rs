@@ -1,7 +1,8 @@
-//! The CI smoke of the oracle comparison (issue 25): 5,000 random cases, the extender's engine
-//! against kube-scheduler's own PreFilter/Filter plugins (`e2e/kube/oracle`, built by e2e/build.sh):
-//! seeds 1..=4000 every time, and 1,000 seeds from the clock, printed, so that any failure replays
-//! with `cargo run --release --example oracle-compare -- --cases 1 --seed S`. About a third of the
+//! The CI smoke of the oracle comparison (issue 25): 5,000 random cases on each tested minor, the
+//! extender's engine against kube-scheduler's own PreFilter/Filter plugins (`e2e/kube/oracle`, built
+//! by e2e/build.sh for that minor): seeds 1..=4000 every time, and 1,000 seeds from the clock,
+//! printed, so that any failure replays with
+//! `cargo run --release --example oracle-compare -- --kubernetes MINOR --cases 1 --seed S`. About a third of the
 //! cases have volumes bound through claims (`src/testing/oracle_volumes.rs`), and the spread
 //! constraints' `matchLabelKeys` (`src/testing/oracle_label_keys.rs`); the test counts the cases
 //! with claims and requires some.
@@ -17,7 +18,7 @@ use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, 
 const FIXED: std::ops::Range<u64> = 1..4001;
 const TIMED: u64 = 1000;
 
-on_each_minor!(extender_agrees_with_kube_scheduler_on_5000_random_clusters);
+binaries::on_each_minor!(extender_agrees_with_kube_scheduler_on_5000_random_clusters);
 
 async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str) {
     let Some(bin) = binaries::binaries_of(minor, "oracle_smoke") else { return };

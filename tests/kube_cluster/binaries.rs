@@ -7,18 +7,13 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
 /// Set to `require` (as `.ci/run` does, and as any CI=true run does) to fail instead of skipping
 /// when Go is missing.
 pub const REQUIRE_ENV: &str = "PREDICATE_EXTENDER_E2E";
-
-/// The Kubernetes minors tested end to end, oldest first. Each is a module file of e2e/kube that
-/// pins its exact version (`e2e/build.sh --list`; `the_tested_minors_are_e2e_build_sh_s` keeps the
-/// two the same); [`on_each_minor!`](crate::on_each_minor) runs a test on each.
-pub const MINORS: [&str; 3] = ["1.35", "1.36", "1.37"];
 
 /// The newest tested minor: what the tests that run one version (the real node, throughput, the
 /// development cluster) run.
@@ -69,11 +64,12 @@ pub fn binaries_of(minor: &str, test: &str) -> Option<Binaries> {
 
 /// A minor's binaries, built on first use, or why they could not be.
 pub fn built(minor: &str) -> Result<Binaries, String> {
-    static BUILT: OnceLock<Mutex<BTreeMap<String, Result<Binaries, String>>>> = OnceLock::new();
-    // Held through a build: a second test of the same process waits for it rather than starting
-    // its own (e2e/build.sh would make it wait anyway).
-    let mut built = BUILT.get_or_init(Default::default).lock();
-    built.entry(minor.to_string()).or_insert_with(|| build(minor)).clone()
+    type Once = Arc<OnceLock<Result<Binaries, String>>>;
+    static BUILT: OnceLock<Mutex<BTreeMap<String, Once>>> = OnceLock::new();
+    // The map is held only to find the minor's cell; a second test of the same minor waits on the
+    // cell (not on another minor's build).
+    let once = BUILT.get_or_init(Default::default).lock().entry(minor.to_string()).or_default().clone();
+    once.get_or_init(|| build(minor)).clone()
 }
 
 const NO_GO: &str = "Go is not installed";
@@ -119,25 +115,32 @@ pub fn listed_versions() -> Vec<String> {
     String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect()
 }
 
-/// One test on each tested minor: `on_each_minor!(name)` beside `async fn name(minor: &str)` makes
-/// a module `name` with a test per minor (`name::v1_35`, ...) that awaits `name(minor)`, so a
-/// failure names the version. Keep the arms and [`MINORS`] the same.
-#[macro_export]
-macro_rules! on_each_minor {
-    ($name:ident) => {
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn v1_35() {
-                super::$name("1.35").await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn v1_36() {
-                super::$name("1.36").await
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn v1_37() {
-                super::$name("1.37").await
-            }
+/// The Kubernetes minors tested end to end, oldest first, in one list: [`MINORS`] and the
+/// `on_each_minor!(name)` macro, which, beside `async fn name(minor: &str)`, makes a module `name`
+/// with a test per minor (`name::v1_35`, ...) awaiting `name("1.35")`, so that a failure names the
+/// version. Each minor is a module file of e2e/kube that pins its exact version (`e2e/build.sh
+/// --list`; `the_tested_minors_are_e2e_build_sh_s` keeps the two the same). The `$` passed in is
+/// the inner macro's own (a macro cannot write `$` itself).
+macro_rules! tested_minors {
+    ($d:tt $($test:ident => $minor:literal),+) => {
+        pub const MINORS: &[&str] = &[$($minor),+];
+
+        #[allow(unused_macros)] // each test binary uses a different part of this
+        macro_rules! on_each_minor {
+            ($d name:ident) => {
+                mod $d name {
+                    $(
+                        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                        async fn $test() {
+                            super::$d name($minor).await
+                        }
+                    )+
+                }
+            };
         }
+        #[allow(unused_imports)] // each test binary uses a different part of this
+        pub(crate) use on_each_minor;
     };
 }
+
+tested_minors!($ v1_35 => "1.35", v1_36 => "1.36", v1_37 => "1.37");

@@ -112,7 +112,7 @@ func newOracle(ctx context.Context) (*oracle, error) {
 	factory := informers.NewSharedInformerFactory(client, 0)
 	o := &oracle{lister: &swapLister{schedcache.NewEmptySnapshot()}, nominator: &nominator{}, factory: factory}
 	// Objects reach the plugins through these indexers, filled per case (Replace): the listers read
-	// them, and so do VolumeBinding's PV and PVC caches, which in v1.37 read the informer's indexer
+	// them, and so do VolumeBinding's PV and PVC caches, which in v1.35-v1.37 read the informer's indexer
 	// directly (volumebinding/passive_assume_cache.go, newAssumeCache); the informers are not
 	// started, and need not be.
 	o.indexers = map[string]cache.Indexer{
