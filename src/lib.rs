@@ -34,6 +34,7 @@ pub mod predicates;
 pub mod priorities;
 pub mod quantity;
 pub mod registry;
+pub mod scheduler_config;
 pub mod server;
 // Test support only (builders, `eventually`, the fuzz checks, the oracle): unit tests, and the
 // integration tests, benches, examples and fuzz targets through the `test-util` feature.

@@ -27,6 +27,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Explain(args) => explain(args),
+        Command::SchedulerConfig(args) => print_or_fail(cli::scheduler_config::output(&args)),
         Command::GenCluster(args) => match cli::gen_cluster::run(&args) {
             Ok(summary) => {
                 eprintln!("{summary}");
@@ -42,7 +43,12 @@ fn main() -> ExitCode {
 
 fn explain(args: ExplainArgs) -> ExitCode {
     let style = Style::for_terminal(std::io::stdout().is_terminal(), std::env::var_os("NO_COLOR").as_deref());
-    match cli::explain::output(&args, style) {
+    print_or_fail(cli::explain::output(&args, style))
+}
+
+/// A command's text on standard output, or its error on standard error with exit status 2.
+fn print_or_fail(result: Result<String, impl std::fmt::Display>) -> ExitCode {
+    match result {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS

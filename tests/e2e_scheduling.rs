@@ -252,9 +252,25 @@ kube_cluster::binaries::on_each_minor!(
 /// name it had not seen; the node only the extender rejects (Ready=False, which today's plugins do
 /// not read) gets no pod.
 async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits(minor: &str) {
-    let Some(cluster) =
-        Cluster::start_on(minor, "batch", Options { controller_manager: true, ..Options::default() }).await
-    else {
+    batch(minor, "batch", None).await
+}
+
+kube_cluster::binaries::on_each_minor!(
+    with_kube_schedulers_replaced_plugins_off_the_batch_is_bound_where_explain_says_it_fits
+);
+
+/// The same batch with kube-scheduler running `config/scheduler-config-policy.yaml`'s profile (its
+/// own plugins that config/policy.json replaces turned off, as `scheduler-config` prints it): the
+/// extender alone keeps pods apart by host port, anti-affinity and spread, and every pod is bound
+/// where explain says it fits.
+async fn with_kube_schedulers_replaced_plugins_off_the_batch_is_bound_where_explain_says_it_fits(minor: &str) {
+    batch(minor, "batch-policy-only", Some(scheduler_config::with_policy_only_plugins)).await
+}
+
+/// The batch test, with a change to kube-scheduler's configuration (`Options::scheduler_config`).
+async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Value>) {
+    let options = Options { controller_manager: true, scheduler_config, ..Options::default() };
+    let Some(cluster) = Cluster::start_on(minor, name, options).await else {
         return;
     };
     namespace(&cluster).await;

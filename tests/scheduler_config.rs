@@ -529,3 +529,16 @@ async fn serving_with_policy_json_answers_as_serving_without_a_policy() {
     with_file.stop().await;
     without.stop().await;
 }
+
+/// `config/scheduler-config-policy.yaml` (and its copy for kustomize) is what `predicate-extender
+/// scheduler-config --policy config/policy.json` prints now.
+#[test]
+fn the_policy_only_configuration_is_what_scheduler_config_prints_for_the_shipped_policy() {
+    let args = cli::scheduler_config::SchedulerConfigArgs { policy: Some(PathBuf::from("config/policy.json")) };
+    let printed = cli::scheduler_config::output(&args).unwrap();
+    assert!(
+        printed == read("config/scheduler-config-policy.yaml"),
+        "config/scheduler-config-policy.yaml is stale: cargo run -- scheduler-config --policy config/policy.json \
+         > config/scheduler-config-policy.yaml, and copy it to manifests/config/"
+    );
+}

@@ -1,9 +1,10 @@
-//! The command line of the binary: `predicate-extender serve|explain|gen-cluster ...`, parsed
+//! The command line of the binary: `predicate-extender serve|explain|gen-cluster|scheduler-config ...`, parsed
 //! here and turned into the library's configuration (`ServeConfig`, `ExplainRequest`, the
 //! generator's spec). The library knows nothing of it.
 
 pub(crate) mod explain;
 pub(crate) mod gen_cluster;
+pub(crate) mod scheduler_config;
 pub(crate) mod serve;
 
 use std::path::PathBuf;
@@ -36,6 +37,9 @@ pub(crate) enum Command {
     Explain(explain::ExplainArgs),
     /// Write a synthetic cluster snapshot, a pending pod or a /filter request, for measurements.
     GenCluster(gen_cluster::GenClusterArgs),
+    /// Print kube-scheduler's configuration with its own plugins that the Policy's predicates and
+    /// priorities replace turned off, each commented (docs/operations.md).
+    SchedulerConfig(scheduler_config::SchedulerConfigArgs),
 }
 
 /// Where the cluster comes from: the flags `serve` and `explain` share.

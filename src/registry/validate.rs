@@ -189,6 +189,19 @@ pub fn build_priority(
     Ok((PRIORITIES[index].build)(&args)?)
 }
 
+/// The registered predicate a Policy entry selects (its name or alias, or under a custom name the
+/// plugin its argument's key selects); `None` when the entry does not resolve.
+pub fn predicate_plugin(name: &str, argument: Option<&Value>) -> Option<&'static str> {
+    let (index, _) = resolve(PluginKind::Predicate, PREDICATES, predicate_name(name), argument).ok()?;
+    Some(PREDICATES[index].name)
+}
+
+/// The registered priority a Policy entry selects, as [`predicate_plugin`] does for predicates.
+pub fn priority_plugin(name: &str, argument: Option<&Value>) -> Option<&'static str> {
+    let (index, _) = resolve(PluginKind::Priority, PRIORITIES, name, argument).ok()?;
+    Some(PRIORITIES[index].name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,22 @@ pub fn shipped() -> Value {
     serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// `config/scheduler-config-policy.yaml`: the shipped configuration with kube-scheduler's own
+/// plugins that `config/policy.json` replaces turned off (`predicate-extender scheduler-config`).
+pub const POLICY_ONLY: &str = "config/scheduler-config-policy.yaml";
+
+/// `config` with the profile's `plugins` of [`POLICY_ONLY`], the only part in which that file
+/// differs from the shipped one (`src/scheduler_config` checks it).
+pub fn with_policy_only_plugins(mut config: Value) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(POLICY_ONLY);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let file: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let plugins = file["profiles"][0]["plugins"].clone();
+    assert!(plugins["filter"]["disabled"].as_array().is_some_and(|d| !d.is_empty()), "{}: {plugins}", path.display());
+    config["profiles"][0]["plugins"] = plugins;
+    config
+}
+
 /// The shipped configuration for a test cluster.
 pub fn adjusted(shipped: &Value, kubeconfig: &Path, extender_url: &str) -> Value {
     let mut config = shipped.clone();

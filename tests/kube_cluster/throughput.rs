@@ -84,23 +84,6 @@ impl Run {
     }
 }
 
-/// The profile's plugins whose Filter or Score the classic Policy's predicates and priorities
-/// replace (configuration `policy`): turned off at every extension point (`multiPoint`), their
-/// PreFilter and PreScore included, which would otherwise prepare state nothing reads.
-const REPLACED_PLUGINS: [&str; 11] = [
-    "NodeUnschedulable",
-    "NodeName",
-    "TaintToleration",
-    "NodeAffinity",
-    "NodePorts",
-    "NodeResourcesFit",
-    "VolumeRestrictions",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "NodeResourcesBalancedAllocation",
-    "ImageLocality",
-];
-
 /// scheduler_perf's client limits: the API rate limit is not what is measured.
 fn raise_qps(mut config: Value) -> Value {
     config["clientConnection"]["qps"] = json!(5000);
@@ -114,11 +97,9 @@ fn alone(config: Value) -> Value {
     config
 }
 
+/// The profile of `config/scheduler-config-policy.yaml` (configuration `policy`).
 fn policy_only(config: Value) -> Value {
-    let mut config = raise_qps(config);
-    let disabled = |names: &[&str]| names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>();
-    config["profiles"][0]["plugins"] = json!({"multiPoint": {"disabled": disabled(&REPLACED_PLUGINS)}});
-    config
+    super::scheduler_config::with_policy_only_plugins(raise_qps(config))
 }
 
 /// When each pod of a namespace was first seen bound, as a watch reports it.

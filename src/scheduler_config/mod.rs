@@ -1,0 +1,208 @@
+//! `predicate-extender scheduler-config --policy FILE`: the shipped kube-scheduler configuration
+//! with kube-scheduler's own plugins that the Policy's predicates and priorities replace turned off
+//! at the extension points they replace (`replaced.rs`), each commented with what replaces it and
+//! what an operator gives up. kube-scheduler then filters and scores with the extender alone where
+//! the Policy speaks, instead of doing the same work twice.
+
+pub mod replaced;
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::policy::file::decode;
+use crate::policy::{parse, Overrides, PolicyError};
+use crate::registry::validate::{predicate_plugin, priority_plugin};
+use crate::registry::{PREDICATES, PRIORITIES};
+
+pub use replaced::{disabled, kept, Disabled, Point, KEPT};
+
+/// The configuration the Deployment ships (`config/scheduler-config.yaml`), which this one extends.
+pub const SHIPPED: &str = include_str!("../../config/scheduler-config.yaml");
+
+/// The profile line the `plugins:` block goes under.
+const PROFILE_LINE: &str = "  - schedulerName: predicate-scheduler\n";
+
+/// The classic plugins (registered names) a Policy runs: its entries, or the default sets where it
+/// lists none. The Policy is validated first, so an invalid file is refused as `serve` refuses it.
+pub fn policy_plugins(file: &str, bytes: &[u8]) -> Result<BTreeSet<&'static str>, PolicyError> {
+    parse(file, bytes, Overrides::default())?;
+    let text = std::str::from_utf8(bytes).map_err(|source| PolicyError::NotUtf8 { file: file.to_string(), source })?;
+    let policy = decode(text).map_err(|source| PolicyError::Decode { file: file.to_string(), source })?;
+    let mut plugins = BTreeSet::new();
+    match &policy.predicates {
+        None => plugins.extend(PREDICATES.iter().filter(|r| r.default).map(|r| r.name)),
+        Some(entries) => {
+            plugins.extend(entries.iter().filter_map(|e| predicate_plugin(&e.name, e.argument.as_ref())));
+        }
+    }
+    match &policy.priorities {
+        None => plugins.extend(PRIORITIES.iter().filter(|r| r.default_weight.is_some()).map(|r| r.name)),
+        Some(entries) => plugins.extend(
+            entries.iter().filter(|e| e.weight > 0).filter_map(|e| priority_plugin(&e.name, e.argument.as_ref())),
+        ),
+    }
+    Ok(plugins)
+}
+
+/// The shipped configuration with `disabled` turned off, and a word on the `kept` ones the Policy
+/// replaces too, headed by how it was made (`command`).
+pub fn render(command: &str, disabled: &[Disabled], kept: &[Disabled]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Generated: do not edit; after a change to the Policy, run again:\n#   {command}");
+    out.push_str(
+        "# kube-scheduler's configuration for the predicate-scheduler Deployment, as shipped\n\
+         # (config/scheduler-config.yaml), with kube-scheduler's own plugins whose Filter or Score the\n\
+         # Policy's predicates and priorities replace turned off (the `plugins:` block of the profile), so\n\
+         # that the extender's verdicts and scores are the only ones where the Policy speaks and no check\n\
+         # runs twice. Left on: the filters that count the pods already placed (see `filter:` below),\n\
+         # the volume plugins (VolumeRestrictions checks ReadWriteOncePod claims,\n\
+         # NodeVolumeLimits counts in-tree volumes migrated to CSI, VolumeBinding binds the claims,\n\
+         # VolumeZone runs only for pods with volumes), DynamicResources, NodeDeclaredFeatures where the\n\
+         # version has it, and whatever the Policy does not replace. With kube-scheduler's filters off,\n\
+         # its sample of nodes (percentageOfNodesToScore, 10% of 5,000 nodes by default) is taken before\n\
+         # any node is checked: on a large cluster a pod that fits few nodes can take several scheduling\n\
+         # cycles (docs/operations.md, \"kube-scheduler's own plugins off\").\n",
+    );
+    // The shipped file without its own header (which says it is the file to edit).
+    let body = SHIPPED.split_inclusive('\n').skip_while(|l| l.starts_with('#')).collect::<String>();
+    let Some(at) = body.find(PROFILE_LINE).map(|i| i + PROFILE_LINE.len()) else {
+        // The shipped file is compiled in: a test keeps the profile line in it.
+        out.push_str(&body);
+        return out;
+    };
+    out.push_str(&body[..at]);
+    out.push_str(&plugins_block(disabled, kept));
+    out.push_str(&body[at..]);
+    out
+}
+
+/// The profile's `plugins:` block, indented under the profile.
+fn plugins_block(disabled: &[Disabled], kept: &[Disabled]) -> String {
+    let mut out = String::new();
+    if disabled.is_empty() {
+        out.push_str("    # The Policy replaces none of the plugins that may be turned off: they all stay on.\n");
+        return out;
+    }
+    out.push_str("    plugins:\n");
+    for (point, pre, main) in [(Point::Filter, "preFilter", "filter"), (Point::Score, "preScore", "score")] {
+        let here: Vec<&Disabled> = disabled.iter().filter(|d| d.point == point).collect();
+        if here.is_empty() {
+            continue;
+        }
+        comment(
+            &mut out,
+            "      ",
+            &format!("Their {pre} too, where they have one: it prepares only for the {main} below."),
+        );
+        let _ = writeln!(out, "      {pre}:\n        disabled:");
+        for d in &here {
+            let _ = writeln!(out, "          - name: {}", d.plugin);
+        }
+        if point == Point::Score {
+            comment(
+                &mut out,
+                "      ",
+                "Given up with every score below: the Policy's priorities see a pod only once the extender \
+                 binds it, so in a burst a pod is scored as if the ones just before it were not placed yet \
+                 (spreading and balance only: nothing is double-booked).",
+            );
+        }
+        let _ = writeln!(out, "      {main}:\n        disabled:");
+        for d in &here {
+            comment(&mut out, "          ", &format!("Replaced by {}.", d.by.join(", ")));
+            if !d.gives_up.is_empty() {
+                comment(&mut out, "          ", &format!("Given up: {}.", d.gives_up));
+            }
+            let _ = writeln!(out, "          - name: {}", d.plugin);
+        }
+        let left_on: Vec<&Disabled> = kept.iter().filter(|d| d.point == point).collect();
+        if !left_on.is_empty() {
+            let names: Vec<String> =
+                left_on.iter().map(|d| format!("{} (which {} replaces)", d.plugin, d.by.join(", "))).collect();
+            comment(&mut out, "          ", &format!("Left on: {}: {KEPT}.", names.join(", ")));
+        }
+    }
+    out
+}
+
+/// `text` as comment lines at `indent`, wrapped at 100 columns.
+fn comment(out: &mut String, indent: &str, text: &str) {
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && indent.len() + 2 + line.len() + 1 + word.len() > 100 {
+            let _ = writeln!(out, "{indent}# {line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let _ = writeln!(out, "{indent}# {line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_file_has_the_profile_line_and_a_header() {
+        assert!(SHIPPED.contains(PROFILE_LINE));
+        assert!(SHIPPED.starts_with('#'));
+    }
+
+    #[test]
+    fn the_default_policy_replaces_its_plugins_and_keeps_the_volume_ones() {
+        let plugins = policy_plugins("p.json", br#"{"kind": "Policy", "apiVersion": "v1"}"#).unwrap();
+        let text = render("cmd", &disabled(&plugins), &kept(&plugins));
+        assert!(text.starts_with("# Generated: do not edit; after a change to the Policy, run again:\n#   cmd\n"));
+        let config: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        let shipped: serde_json::Value = serde_saphyr::from_str(SHIPPED).unwrap();
+        // Only the profile's plugins differ from the shipped file.
+        let mut without = config.clone();
+        without["profiles"][0].as_object_mut().unwrap().remove("plugins");
+        assert_eq!(without, shipped);
+        let names = |point: &str| -> Vec<String> {
+            config["profiles"][0]["plugins"][point]["disabled"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let filters = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"];
+        assert_eq!(names("filter"), filters);
+        assert_eq!(names("preFilter"), filters);
+        // SelectorSpreadPriority without EvenPodsSpreadPriority: PodTopologySpread keeps scoring.
+        let scores = [
+            "TaintToleration",
+            "NodeAffinity",
+            "NodeResourcesFit",
+            "InterPodAffinity",
+            "NodeResourcesBalancedAllocation",
+            "ImageLocality",
+        ];
+        assert_eq!(names("score"), scores);
+        assert_eq!(names("preScore"), scores);
+        assert!(text.contains("          # Replaced by GeneralPredicates.\n          - name: NodeName\n"), "{text}");
+        assert!(text.contains("# Left on: NodePorts (which GeneralPredicates replaces), NodeResourcesFit"), "{text}");
+        let (generated, _) = text.split_once("\nextenders:").unwrap();
+        assert!(generated.lines().all(|l| l.len() <= 100), "{generated}");
+    }
+
+    #[test]
+    fn custom_names_count_as_their_plugin_and_an_invalid_policy_is_refused() {
+        let policy = br#"{"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "PodFitsResources"}],
+            "priorities": [{"name": "MyRatio", "weight": 2, "argument": {"requestedToCapacityRatioArguments":
+            {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}}}]}"#;
+        let plugins = policy_plugins("p.json", policy).unwrap();
+        assert_eq!(plugins.into_iter().collect::<Vec<_>>(), ["PodFitsResources", "RequestedToCapacityRatioPriority"]);
+        let bad = br#"{"kind": "Policy", "apiVersion": "v1", "predicates": [{"name": "NoSuchPredicate"}]}"#;
+        let e = policy_plugins("bad.json", bad).unwrap_err().to_string();
+        assert!(e.starts_with("bad.json: ") && e.contains("NoSuchPredicate"), "{e}");
+        let none = render("cmd", &[], &[]);
+        assert!(none.contains("they all stay on"), "{none}");
+        let config: serde_json::Value = serde_saphyr::from_str(&none).unwrap();
+        assert!(config["profiles"][0].get("plugins").is_none());
+    }
+}
