@@ -3,7 +3,8 @@
 //!
 //! Ordering: entries with `order` run first, ascending; equal orders keep the static order among
 //! themselves; entries without `order` follow in static order. No `predicates` runs the default
-//! set in static order; `predicates: []` runs none.
+//! set in static order; `predicates: []` runs only the mandatory ones ([`registry::MANDATORY_PREDICATES`]),
+//! which every Policy runs, listed or not.
 
 use std::sync::Arc;
 
@@ -130,6 +131,16 @@ fn plan_predicates(entries: &[PredicatePolicy]) -> Result<Vec<Placed>, PlanError
             predicate: built.predicate,
         })
         .collect();
+    // The mandatory predicates run whatever the Policy lists, in their static place.
+    for name in registry::MANDATORY_PREDICATES {
+        let Some((rank, _)) = registry::predicate_row_named(name) else { continue };
+        if placed.iter().any(|p| p.rank == rank) {
+            continue;
+        }
+        if let Some(predicate) = registry::predicate(name) {
+            placed.push(Placed { order: None, rank, index: entries.len() + rank, predicate });
+        }
+    }
     placed.sort_by_key(|p| (p.order.is_none(), p.order.unwrap_or(0), p.rank, p.index));
     Ok(placed)
 }

@@ -38,9 +38,13 @@ fn no_predicates_key_means_the_default_set_in_static_order() {
     assert_eq!(Plan::default_plan().predicate_names(), got);
 }
 
+/// kube-scheduler ran PodToleratesNodeTaints and CheckNodeUnschedulable with every Policy (1.12's
+/// `RegisterMandatoryFitPredicate` to v1.22's `mandatoryPredicates` in
+/// `framework/plugins/legacy_registry.go`), so an empty list runs them, and v1.22 agrees
+/// (`tests/policy_oracle_smoke.rs`).
 #[test]
-fn an_empty_list_runs_nothing() {
-    assert!(names(&format!(r#"{{{HEAD},"predicates":[]}}"#)).is_empty());
+fn an_empty_list_runs_only_the_mandatory_predicates() {
+    assert_eq!(names(&format!(r#"{{{HEAD},"predicates":[]}}"#)), ["CheckNodeUnschedulable", "PodToleratesNodeTaints"]);
 }
 
 #[test]
@@ -48,7 +52,8 @@ fn listed_predicates_run_in_static_order() {
     let got = names(&format!(
         r#"{{{HEAD},"predicates":[{{"name":"PodToleratesNodeTaints"}},{{"name":"PodFitsResources"}},{{"name":"CheckNodeCondition"}}]}}"#
     ));
-    assert_eq!(got, ["CheckNodeCondition", "PodFitsResources", "PodToleratesNodeTaints"]);
+    // CheckNodeUnschedulable is mandatory.
+    assert_eq!(got, ["CheckNodeCondition", "CheckNodeUnschedulable", "PodFitsResources", "PodToleratesNodeTaints"]);
 }
 
 #[test]
@@ -71,6 +76,7 @@ fn ordered_entries_run_first_ascending_ties_in_static_order() {
             "MatchNodeSelector",
             "PodFitsResources",
             "CheckNodeCondition",
+            "CheckNodeUnschedulable",
             "HostName"
         ]
     );
@@ -94,7 +100,7 @@ fn predicate_ordering_is_static_by_default_and_dynamic_keeps_the_pinned_entries_
     // unresolvable-only CheckNodeCondition before PodFitsResources.
     assert_eq!(
         p.ordered_predicate_names(),
-        ["PodToleratesNodeTaints", "HostName", "CheckNodeCondition", "PodFitsResources"]
+        ["PodToleratesNodeTaints", "HostName", "CheckNodeCondition", "CheckNodeUnschedulable", "PodFitsResources"]
     );
     let d = plan(&format!(r#"{{{HEAD},"predicateOrdering":"dynamic"}}"#)).unwrap();
     assert_eq!((d.ordering.mode(), d.pinned()), (OrderingMode::Dynamic, 0));
@@ -119,7 +125,10 @@ fn label_presence_takes_an_argument_and_may_have_a_custom_name() {
             {{"name":"CheckNodeCondition"}}
         ]}}"#
     ));
-    assert_eq!(got, ["CheckNodeCondition", "PodFitsResources", "ZoneRequired"]);
+    assert_eq!(
+        got,
+        ["CheckNodeCondition", "CheckNodeUnschedulable", "PodFitsResources", "PodToleratesNodeTaints", "ZoneRequired"]
+    );
 }
 
 #[test]
@@ -127,7 +136,7 @@ fn yaml_policies_are_read_too() {
     let got = names(
         "kind: Policy\napiVersion: v1\nalwaysCheckAllPredicates: true\npredicates:\n- name: HostName\n  order: 3\n",
     );
-    assert_eq!(got, ["HostName"]);
+    assert_eq!(got, ["HostName", "CheckNodeUnschedulable", "PodToleratesNodeTaints"]);
     assert!(plan("kind: Policy\napiVersion: v1\nalwaysCheckAllPredicates: true\n").unwrap().always_check_all);
 }
 
@@ -196,7 +205,10 @@ fn pod_fits_resources_takes_ignored_resources_and_shares_them_with_general_predi
         ]}}"#
     ))
     .unwrap();
-    assert_eq!(plan.predicate_names(), ["GeneralPredicates", "PodFitsResources"]);
+    assert_eq!(
+        plan.predicate_names(),
+        ["CheckNodeUnschedulable", "GeneralPredicates", "PodFitsResources", "PodToleratesNodeTaints"]
+    );
     let node = crate::cluster::NodeInfo::from_parts(NodeBuilder::new("n").build(), []);
     let pod = || {
         PodBuilder::new("p")
@@ -204,7 +216,11 @@ fn pod_fits_resources_takes_ignored_resources_and_shares_them_with_general_predi
             .build()
     };
     let want = vec![Reason::resolvable("Insufficient example.com/bar")];
-    for predicate in &plan.predicates {
+    // The two listed (the mandatory ones check no resources).
+    let resources = |p: &&std::sync::Arc<dyn crate::framework::AnyPredicate>| {
+        ["GeneralPredicates", "PodFitsResources"].contains(&p.name())
+    };
+    for predicate in plan.predicates.iter().filter(resources) {
         assert_eq!(reasons_of(predicate.as_ref(), pod(), &node), want, "{}", predicate.name());
     }
     // Without the argument both check every extended resource; an empty argument ignores nothing.
@@ -214,7 +230,7 @@ fn pod_fits_resources_takes_ignored_resources_and_shares_them_with_general_predi
             r#"{{{HEAD},"predicates":[{{"name":"GeneralPredicates"}},{{"name":"PodFitsResources","argument":{{}}}}]}}"#
         ),
     ] {
-        for predicate in &plan_of(&text).predicates {
+        for predicate in plan_of(&text).predicates.iter().filter(resources) {
             assert_eq!(reasons_of(predicate.as_ref(), pod(), &node).len(), 3, "{text}");
         }
     }

@@ -83,8 +83,12 @@ mod tests {
         )
         .unwrap();
         let plan = load(&path, Overrides::default()).unwrap().plan;
-        assert_eq!(plan.predicate_names(), ["HostName", "GpuNodesOnly"]);
-        let custom = &plan.predicates[1];
+        // With the mandatory predicates every Policy runs.
+        assert_eq!(
+            plan.predicate_names(),
+            ["CheckNodeUnschedulable", "HostName", "PodToleratesNodeTaints", "GpuNodesOnly"]
+        );
+        let custom = &plan.predicates[3];
         assert_eq!((custom.name(), custom.plugin()), ("GpuNodesOnly", NAME));
         let node = |name: &str| NodeInfo::from_parts(NodeBuilder::new(name).build(), []);
         assert_eq!(reasons_of(custom.as_ref(), PodBuilder::new("p").build(), &node("gpu-1")), vec![]);

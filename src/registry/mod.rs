@@ -136,8 +136,18 @@ pub const PREDICATES: &[PredicateRow] = &[
     predicate_row(test_argument::NAME, test_argument::build, Argument::Required(test_argument::KEY), false),
 ];
 
-/// Other spellings Policy files use: upstream registered the CSI count as `MaxCSIVolumeCountPred`.
-pub const PREDICATE_ALIASES: &[(&str, &str)] = &[("MaxCSIVolumeCountPred", max_csi_volume_count::NAME)];
+/// Predicates kube-scheduler always ran with a Policy, listed or not: PodToleratesNodeTaints and
+/// CheckNodeUnschedulable, "mandatory fit predicates" since 1.12 (TaintNodesByCondition;
+/// `algorithmprovider/defaults`, `RegisterMandatoryFitPredicate`) and to the last Policy release
+/// (v1.22 `framework/plugins/legacy_registry.go`, `mandatoryPredicates`, added by
+/// `AppendPredicateConfigs`).
+pub const MANDATORY_PREDICATES: &[&str] = &[pod_tolerates_node_taints::NAME, check_node_unschedulable::NAME];
+
+/// Other spellings Policy files use: upstream registered the CSI count as `MaxCSIVolumeCountPred`,
+/// and read `PodFitsPorts` as PodFitsHostPorts "for compatibility reasons" to the last Policy
+/// release (v1.22 `framework/plugins/legacy_registry.go`, `ProcessPredicatePolicy`).
+pub const PREDICATE_ALIASES: &[(&str, &str)] =
+    &[("MaxCSIVolumeCountPred", max_csi_volume_count::NAME), ("PodFitsPorts", pod_fits_host_ports::NAME)];
 
 const fn priority_row(
     name: &'static str,

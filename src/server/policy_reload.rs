@@ -112,8 +112,16 @@ mod tests {
         std::fs::write(&path, B).unwrap();
         let before = cell.load_full();
         assert!(matches!(policy.check(), Reload::Reloaded));
-        assert_eq!(cell.load().predicate_names(), ["PodFitsHostPorts"]);
-        assert_eq!(before.predicate_names(), ["HostName"], "a request holding the old plan keeps it whole");
+        // Each with the mandatory CheckNodeUnschedulable and PodToleratesNodeTaints.
+        assert_eq!(
+            cell.load().predicate_names(),
+            ["CheckNodeUnschedulable", "PodFitsHostPorts", "PodToleratesNodeTaints"]
+        );
+        assert_eq!(
+            before.predicate_names(),
+            ["CheckNodeUnschedulable", "HostName", "PodToleratesNodeTaints"],
+            "a request holding the old plan keeps it whole"
+        );
         assert_eq!(metrics.policy.active().sha256, ActivePolicy::of("", B.as_bytes()).sha256);
 
         std::fs::write(&path, r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"Nope"}]}"#).unwrap();
@@ -128,7 +136,10 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(matches!(policy.check(), Reload::Unchanged), "reported once");
-        assert_eq!(cell.load().predicate_names(), ["PodFitsHostPorts"]);
+        assert_eq!(
+            cell.load().predicate_names(),
+            ["CheckNodeUnschedulable", "PodFitsHostPorts", "PodToleratesNodeTaints"]
+        );
         assert_eq!(
             metrics.policy.active().sha256,
             ActivePolicy::of("", B.as_bytes()).sha256,

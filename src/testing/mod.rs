@@ -289,6 +289,7 @@ pub mod fuzz;
 pub mod oracle;
 mod oracle_label_keys;
 mod oracle_volumes;
+pub mod policy_oracle;
 #[cfg(test)]
 pub mod zoned;
 

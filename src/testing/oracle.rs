@@ -13,7 +13,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::cluster::objects::Pod;
 use crate::cluster::source::file::parse_objects;
+use crate::cluster::Snapshot;
 use crate::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared, Verdict};
 use crate::gen_cluster::generate::Rng;
 use crate::policy::Plan;
@@ -132,33 +134,44 @@ impl Oracle {
         Ok(Oracle { child, stdin, stdout })
     }
 
-    /// The oracle's verdicts for a batch of cases (written from a second thread while the answers
-    /// are read, so neither pipe fills up).
+    /// The oracle's verdicts for a batch of cases.
     pub fn run(&mut self, cases: &[Case]) -> Result<Vec<BTreeMap<String, OracleNode>>, String> {
+        let lines: Vec<String> = cases.iter().map(Case::to_line).collect();
+        let answers = self.exchange(&lines)?;
+        let mut out = Vec::with_capacity(cases.len());
+        for (case, line) in cases.iter().zip(answers) {
+            let answer: OracleAnswer =
+                serde_json::from_str(&line).map_err(|e| format!("oracle answer for seed {}: {e}", case.seed))?;
+            if !answer.error.is_empty() {
+                return Err(format!("oracle error for seed {}: {}", case.seed, answer.error));
+            }
+            out.push(answer.nodes);
+        }
+        Ok(out)
+    }
+
+    /// One answer line per input line (the input written from a second thread while the answers
+    /// are read, so neither pipe fills up).
+    pub fn exchange(&mut self, lines: &[String]) -> Result<Vec<String>, String> {
         let stdin = &mut self.stdin;
         let stdout = &mut self.stdout;
         std::thread::scope(|scope| {
             let writer = scope.spawn(move || -> Result<(), String> {
                 let mut text = String::new();
-                for case in cases {
-                    text.push_str(&case.to_line());
+                for line in lines {
+                    text.push_str(line);
                     text.push('\n');
                 }
                 stdin.write_all(text.as_bytes()).and_then(|()| stdin.flush()).map_err(|e| format!("oracle stdin: {e}"))
             });
-            let mut answers = Vec::with_capacity(cases.len());
-            for case in cases {
+            let mut answers = Vec::with_capacity(lines.len());
+            for _ in lines {
                 let mut line = String::new();
                 let n = stdout.read_line(&mut line).map_err(|e| format!("oracle stdout: {e}"))?;
                 if n == 0 {
                     return Err("the oracle exited".to_string());
                 }
-                let answer: OracleAnswer =
-                    serde_json::from_str(&line).map_err(|e| format!("oracle answer for seed {}: {e}", case.seed))?;
-                if !answer.error.is_empty() {
-                    return Err(format!("oracle error for seed {}: {}", case.seed, answer.error));
-                }
-                answers.push(answer.nodes);
+                answers.push(line);
             }
             writer.join().map_err(|_| "oracle writer panicked".to_string())??;
             Ok(answers)
@@ -179,6 +192,15 @@ pub fn plan() -> Plan {
     Plan { always_check_all: true, ..Plan::default_plan() }
 }
 
+/// The model the extender builds from a case's objects (as a snapshot file would), and its pod.
+pub fn model(case: &Case) -> Result<(Snapshot, Pod), String> {
+    let list = json!({"apiVersion": "v1", "kind": "List", "items": case.objects}).to_string();
+    let snapshot = parse_objects("case", &list).map_err(|e| e.to_string())?.into_snapshot();
+    let pod_list = json!({"apiVersion": "v1", "kind": "List", "items": [case.pod]}).to_string();
+    let pod = parse_objects("pod", &pod_list).map_err(|e| e.to_string())?.pods.pop().ok_or("no pod")?;
+    Ok((snapshot, pod))
+}
+
 /// The extender's verdicts for a case: the engine directly on the model built from the same
 /// objects (as a snapshot file would), every node as a `NodeNames` candidate.
 pub fn extender_verdicts(
@@ -186,10 +208,7 @@ pub fn extender_verdicts(
     evaluator: &Evaluator,
     case: &Case,
 ) -> Result<BTreeMap<String, NodeVerdict>, String> {
-    let list = json!({"apiVersion": "v1", "kind": "List", "items": case.objects}).to_string();
-    let snapshot = parse_objects("case", &list).map_err(|e| e.to_string())?.into_snapshot();
-    let pod_list = json!({"apiVersion": "v1", "kind": "List", "items": [case.pod]}).to_string();
-    let pod = parse_objects("pod", &pod_list).map_err(|e| e.to_string())?.pods.pop().ok_or("no pod")?;
+    let (snapshot, pod) = model(case)?;
     let names = case.node_names();
     let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
     let prepared = Prepared::new(plan, pod, &ClusterView::of(&snapshot));

@@ -103,6 +103,45 @@ fn build(minor: &str) -> Result<Binaries, String> {
     Ok(Binaries { version: version.to_string(), dir })
 }
 
+/// kube-scheduler v1.22.17's Policy oracle (`e2e/build.sh policy-oracle`), built once per test
+/// process; `None` (saying so) when Go is not installed and the run does not require it.
+pub fn policy_oracle(test: &str) -> Option<PathBuf> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match BUILT.get_or_init(build_policy_oracle).clone() {
+        Ok(path) => Some(path),
+        Err(why) if why.starts_with(NO_GO) && !required() => {
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test} (kube-scheduler v1.22 Policy oracle): {why} (set {REQUIRE_ENV}=require or CI=true to make this a failure)"
+            );
+            None
+        }
+        Err(why) => panic!("{test} (kube-scheduler v1.22 Policy oracle): {why}"),
+    }
+}
+
+fn build_policy_oracle() -> Result<PathBuf, String> {
+    if Command::new("go").arg("version").output().map(|o| !o.status.success()).unwrap_or(true) {
+        return Err(format!("{NO_GO}: the v1.22 oracle is built from Go modules (e2e/build.sh policy-oracle)"));
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/build.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .arg("policy-oracle")
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} policy-oracle failed ({})", script.display(), out.status));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let oracle = PathBuf::from(stdout.lines().last().map(str::trim).unwrap_or_default()).join("oracle");
+    if !oracle.is_file() {
+        return Err(format!("{} policy-oracle printed no directory with an oracle", script.display()));
+    }
+    Ok(oracle)
+}
+
 /// `e2e/build.sh --list`: the exact versions of the tested minors, newest first.
 pub fn listed_versions() -> Vec<String> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/build.sh");
