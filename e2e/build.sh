@@ -11,6 +11,11 @@
 #   e2e/build.sh            the newest tested version (e2e/kube/go.mod)
 #   e2e/build.sh 1.35       a tested minor, or its exact version (v1.35.4)
 #   e2e/build.sh --list     the tested versions, newest first, one per line
+#   e2e/build.sh policy-oracle
+#                           only the Policy oracle (e2e/kube-v1.22/oracle: kube-scheduler v1.22's
+#                           own Policy translation, filters and scores; not a tested version), into
+#                           target/e2e-bin/policy-oracle-<version>/oracle, <version> the
+#                           k8s.io/kubernetes of e2e/kube-v1.22/go.mod
 #
 # Each tested version is one module file of the wrapper module e2e/kube: go.mod for the newest,
 # go.v<minor>.mod (with its go.v<minor>.sum) for the others, built with `go build -modfile`, so the
@@ -41,10 +46,36 @@ if [[ "${1:-}" == "--list" ]]; then
   exit 0
 fi
 
+# The Policy oracle: its own module (e2e/kube-v1.22), one binary, rebuilt every time (our code:
+# seconds from Go's cache once its modules are downloaded).
+if [[ "${1:-}" == "policy-oracle" ]]; then
+  policy="$root/e2e/kube-v1.22"
+  policy_version=$(version_of k8s.io/kubernetes "$policy/go.mod")
+  if [[ -z "$policy_version" ]]; then
+    echo "e2e/build.sh: could not read the pinned k8s.io/kubernetes from $policy/go.mod" >&2
+    exit 2
+  fi
+  if ! command -v go >/dev/null 2>&1; then
+    echo "e2e/build.sh: go is not installed; the Policy oracle needs Go ($(sed -n 's/^go //p' "$policy/go.mod") or newer)" >&2
+    exit 2
+  fi
+  out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/policy-oracle-$policy_version"
+  mkdir -p "$out"
+  exec 9>"$out.lock"
+  flock 9
+  started=$(date +%s)
+  echo "e2e/build.sh: policy oracle $policy_version (module download and build; minutes on a cold cache)" >&2
+  (cd "$policy" && go build -trimpath -ldflags "-s -w" -o "$out/oracle.partial" ./oracle)
+  mv "$out/oracle.partial" "$out/oracle"
+  echo "e2e/build.sh: policy oracle built in $(( $(date +%s) - started )) s into $out" >&2
+  echo "$out"
+  exit 0
+fi
+
 wanted="${1:-}"
 wanted="${wanted#v}"
 if [[ -n "$wanted" && ! "$wanted" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]]; then
-  echo "e2e/build.sh: $1: give a minor (1.35), an exact version (v1.35.4) or --list" >&2
+  echo "e2e/build.sh: $1: give a minor (1.35), an exact version (v1.35.4), --list or policy-oracle" >&2
   exit 2
 fi
 modfile=""

@@ -157,10 +157,19 @@ fn yaml_errors_name_the_field_and_the_line() {
     }
 }
 
+/// Upstream's old name, read as PodFitsHostPorts to the last Policy release (v1.22
+/// `legacy_registry.go`, `ProcessPredicatePolicy`), as `MaxCSIVolumeCountPred` is MaxCSIVolumeCount.
+#[test]
+fn upstream_spellings_are_their_predicates() {
+    let got =
+        names(&format!(r#"{{{HEAD},"predicates":[{{"name":"PodFitsPorts"}},{{"name":"MaxCSIVolumeCountPred"}}]}}"#));
+    assert_eq!(got, ["CheckNodeUnschedulable", "PodFitsHostPorts", "PodToleratesNodeTaints", "MaxCSIVolumeCount"]);
+}
+
 #[test]
 fn validation_errors_name_the_entry() {
     let cases = [
-        (r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsPorts"}]}"#, "policy.json: predicates[0] (\"PodFitsPorts\"): unknown predicate; this version knows CheckNodeCondition,"),
+        (r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"MaxCinderVolumeCount"}]}"#, "policy.json: predicates[0] (\"MaxCinderVolumeCount\"): unknown predicate; this version knows CheckNodeCondition,"),
         (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":0}}]}}"#), "policy.json: predicates[0] (\"HostName\").order: must be a positive integer, found 0"),
         (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":-3}}]}}"#), "policy.json: predicates[0] (\"HostName\").order: must be a positive integer, found -3"),
         (&format!(r#"{{{HEAD},"predicates":[{{"name":"HostName","order":1.5}}]}}"#), "policy.json: predicates[0].order: invalid type: floating point `1.5`, expected i64"),

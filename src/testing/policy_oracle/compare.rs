@@ -88,6 +88,8 @@ pub enum Finding {
         plugin: String,
         side: &'static str,
     },
+    /// A v1.22 Filter plugin failed with an error, ending its cycle.
+    CycleError(String),
     /// v1.22's PreScore or Score failed (it would not place the pod).
     ScoreError(String),
     /// The extender's best node is not among v1.22's best.
@@ -109,6 +111,7 @@ impl Finding {
             Finding::Score { plugin, .. } => format!("score: {plugin}"),
             Finding::PluginMissing { plugin, side } => format!("score: {plugin} only on the {side}"),
             Finding::ScoreError(_) => "score: v1.22 fails".into(),
+            Finding::CycleError(_) => "filter: v1.22 fails".into(),
             Finding::Ranking { .. } => "ranking: best node".into(),
         }
     }
@@ -131,6 +134,7 @@ impl std::fmt::Display for Finding {
             }
             Finding::PluginMissing { plugin, side } => write!(f, "score plugin {plugin} only on the {side}"),
             Finding::ScoreError(e) => write!(f, "v1.22 failed to score: {e}"),
+            Finding::CycleError(e) => write!(f, "v1.22 ended the cycle: {e}"),
             Finding::Ranking { extender_best, v1_22_best, tolerance } => {
                 write!(f, "best nodes: extender {extender_best:?}, v1.22 {v1_22_best:?} (tolerance {tolerance})")
             }
@@ -249,7 +253,7 @@ pub const DOCUMENTED: &[&str] = &[
     "Open: CheckServiceAffinity",
     "Open: EvenPodsSpread",
     "Open: volumes, zones and missing objects",
-    "Open: a node missing from v1.22's answer",
+    "v1.22's ServiceAffinity and nominated pods",
 ];
 
 /// The heading of docs/semantics.md ("Against v1.22 with a Policy") that lists this difference,
@@ -278,6 +282,8 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
                 "takes no argument",
                 "takes no such argument",
                 "must list at least one label",
+                "kind: must be \"Policy\"",
+                "apiVersion: must be \"v1\"",
             ]
             .iter()
             .any(|m| e.contains(m))
@@ -312,6 +318,11 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
                 .then_some("Open: EvenPodsSpread")
         }
         Finding::Verdict(d) => open_verdict(d),
+        Finding::CycleError(e)
+            if e.contains("running \"ServiceAffinity\" filter plugin") && e.contains("node not found") =>
+        {
+            Some("v1.22's ServiceAffinity and nominated pods")
+        }
         Finding::Score { plugin, .. } if plugin == "RequestedToCapacityRatio" && shape_reaches_zero(&case.policy) => {
             Some("RequestedToCapacityRatio averages a resource scoring 0")
         }
@@ -345,9 +356,7 @@ fn open_verdict(d: &Disagreement) -> Option<&'static str> {
             .iter()
             .any(|p| r.starts_with(p) && r.ends_with("not found"))
     };
-    if d.what == "node missing" {
-        Some("Open: a node missing from v1.22's answer")
-    } else if both().any(|r| r.contains("service affinity")) {
+    if both().any(|r| r.contains("service affinity")) {
         Some("Open: CheckServiceAffinity")
     } else if (d.what == "extender fits, oracle rejects"
         && d.oracle.reasons.iter().all(|r| r.starts_with("PodTopologySpread: ")))
@@ -421,6 +430,9 @@ fn compare_raw(case: &PolicyCase, ours: &Ours, answer: &Answer, reasons: bool) -
             };
         }
         (e, t) => return vec![Finding::Acceptance { extender: e.clone(), v1_22: t.clone() }],
+    }
+    if !answer.cycle_error.is_empty() {
+        return vec![Finding::CycleError(answer.cycle_error.clone())];
     }
     // Without alwaysCheckAllPredicates each side reports only its first failing check, and the
     // two order them differently (GeneralPredicates is one predicate here, four plugins there):

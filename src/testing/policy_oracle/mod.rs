@@ -86,6 +86,10 @@ pub struct Answer {
     pub filter_plugins: Vec<String>,
     #[serde(default)]
     pub score_plugins: Vec<String>,
+    /// A PreFilter or Filter plugin failed with an error, which ends v1.22's scheduling cycle:
+    /// no node verdicts.
+    #[serde(default)]
+    pub cycle_error: String,
     /// A score plugin failed (v1.22 would not place the pod at all).
     #[serde(default)]
     pub score_error: String,

@@ -227,6 +227,10 @@ pub fn policy(rng: &mut Rng) -> Value {
     if rng.percent(50) {
         p.insert("alwaysCheckAllPredicates".into(), json!(true));
     }
+    if rng.percent(1) {
+        // v1.22 reads a file without them as a Policy; the extender wants both.
+        p.remove(if rng.percent(50) { "kind" } else { "apiVersion" });
+    }
     if rng.percent(30) {
         let w = if rng.percent(5) { *pick(rng, &[-1, 101]) } else { rng.below(101) as i64 };
         p.insert("hardPodAffinitySymmetricWeight".into(), json!(w));
