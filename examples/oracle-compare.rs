@@ -11,25 +11,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: a panic is its error report
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Instant;
 
 use predicate_extender::engine::Evaluator;
 use predicate_extender::testing::oracle::{
-    compare, extender_verdicts, generate, plan, reason_gaps, shrink, Case, Domain, Oracle,
+    compare, e2e_build, extender_verdicts, generate, plan, reason_gaps, shrink, Case, Domain, Oracle,
 };
 
 /// The oracle `e2e/build.sh` builds for a tested minor (`None`: the newest).
 fn oracle_binary(minor: Option<&str>) -> PathBuf {
-    let out = Command::new("bash")
-        .arg("e2e/build.sh")
-        .args(minor)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .expect("e2e/build.sh");
-    assert!(out.status.success(), "e2e/build.sh {} failed", minor.unwrap_or_default());
-    let dir = String::from_utf8(out.stdout).unwrap();
-    PathBuf::from(dir.lines().last().expect("a directory").trim()).join("oracle")
+    e2e_build(minor).unwrap().join("oracle")
 }
 
 /// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).

@@ -97,6 +97,11 @@ impl Rng {
         self.next_u64() % n.max(1)
     }
 
+    /// One of `items`, uniformly (`items` must not be empty).
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+
     /// True with probability `percent`/100.
     pub fn percent(&mut self, percent: u32) -> bool {
         self.below(100) < u64::from(percent)

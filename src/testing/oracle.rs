@@ -114,6 +114,24 @@ fn resolvable_by_choice(p: &OraclePlugin) -> bool {
     p.plugin == "NodeResourcesFit"
 }
 
+/// Runs `e2e/build.sh ARG` (progress on the terminal; a cold build takes minutes) and returns the
+/// directory it prints on its last line: what the end-to-end tests and the oracle comparisons
+/// build their binaries with.
+pub fn e2e_build(arg: Option<&str>) -> Result<std::path::PathBuf, String> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/build.sh");
+    let out = Command::new("bash")
+        .arg(&script)
+        .args(arg)
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("{}: {e}", script.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} {} failed ({})", script.display(), arg.unwrap_or_default(), out.status));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    Ok(std::path::PathBuf::from(stdout.lines().last().map(str::trim).unwrap_or_default()))
+}
+
 /// The oracle process: one case per line in, one answer per line out.
 pub struct Oracle {
     child: Child,
@@ -394,10 +412,6 @@ impl Domain {
     }
 }
 
-fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> &'a T {
-    &items[rng.below(items.len() as u64) as usize]
-}
-
 struct Gen {
     rng: Rng,
     nodes: Vec<String>,
@@ -412,14 +426,14 @@ impl Gen {
             labels.insert(ZONE.into(), json!(format!("z{}", rng.below(3))));
         }
         if rng.percent(50) {
-            labels.insert("disk".into(), json!(pick(rng, &["ssd", "hdd"])));
+            labels.insert("disk".into(), json!(rng.pick(&["ssd", "hdd"])));
         }
         if rng.percent(40) {
             labels.insert("size".into(), json!((1 + rng.below(8)).to_string()));
         }
         let mut allocatable = json!({
-            "cpu": pick(rng, &["1", "2", "4", "1500m"]),
-            "memory": pick(rng, &["1Gi", "2Gi", "4Gi"]),
+            "cpu": rng.pick(&["1", "2", "4", "1500m"]),
+            "memory": rng.pick(&["1Gi", "2Gi", "4Gi"]),
             "pods": (1 + rng.below(8)).to_string(),
             "ephemeral-storage": "10Gi",
         });
@@ -440,15 +454,12 @@ impl Gen {
         }
         if rng.percent(20) {
             taints.push(
-                pick(
-                    rng,
-                    &[
-                        json!({"key": "dedicated", "value": "a", "effect": "NoSchedule"}),
-                        json!({"key": "dedicated", "value": "b", "effect": "NoExecute"}),
-                        json!({"key": "spot", "effect": "PreferNoSchedule"}),
-                        json!({"key": "gpu", "value": "true", "effect": "NoSchedule"}),
-                    ],
-                )
+                rng.pick(&[
+                    json!({"key": "dedicated", "value": "a", "effect": "NoSchedule"}),
+                    json!({"key": "dedicated", "value": "b", "effect": "NoExecute"}),
+                    json!({"key": "spot", "effect": "PreferNoSchedule"}),
+                    json!({"key": "gpu", "value": "true", "effect": "NoSchedule"}),
+                ])
                 .clone(),
             );
         }
@@ -471,10 +482,10 @@ impl Gen {
         let rng = &mut self.rng;
         let mut r = serde_json::Map::new();
         if rng.percent(80) {
-            r.insert("cpu".into(), json!(pick(rng, &["100m", "500m", "1", "2", "1200m"])));
+            r.insert("cpu".into(), json!(rng.pick(&["100m", "500m", "1", "2", "1200m"])));
         }
         if rng.percent(60) {
-            r.insert("memory".into(), json!(pick(rng, &["256Mi", "1Gi", "3Gi"])));
+            r.insert("memory".into(), json!(rng.pick(&["256Mi", "1Gi", "3Gi"])));
         }
         let mut res = json!({"requests": r});
         if gpu && rng.percent(12) {
@@ -488,11 +499,11 @@ impl Gen {
     fn selector(&mut self) -> Value {
         let rng = &mut self.rng;
         match rng.below(4) {
-            0 => json!({"matchLabels": {"app": pick(rng, APPS)}}),
+            0 => json!({"matchLabels": {"app": rng.pick(APPS)}}),
             1 => {
-                json!({"matchExpressions": [{"key": "app", "operator": "In", "values": [pick(rng, APPS), pick(rng, APPS)]}]})
+                json!({"matchExpressions": [{"key": "app", "operator": "In", "values": [rng.pick(APPS), rng.pick(APPS)]}]})
             }
-            2 => json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [pick(rng, APPS)]}]}),
+            2 => json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [rng.pick(APPS)]}]}),
             _ => json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
         }
     }
@@ -502,11 +513,11 @@ impl Gen {
         let rng = &mut self.rng;
         term["topologyKey"] = json!(if rng.percent(60) { HOSTNAME } else { ZONE });
         match rng.below(6) {
-            0 => term["namespaces"] = json!([pick(rng, NAMESPACES)]),
+            0 => term["namespaces"] = json!([rng.pick(NAMESPACES)]),
             1 => term["namespaceSelector"] = json!({}),
-            2 => term["namespaceSelector"] = json!({"matchLabels": {"team": pick(rng, &["1", "2"])}}),
+            2 => term["namespaceSelector"] = json!({"matchLabels": {"team": rng.pick(&["1", "2"])}}),
             3 => {
-                term["namespaces"] = json!([pick(rng, NAMESPACES)]);
+                term["namespaces"] = json!([rng.pick(NAMESPACES)]);
                 term["namespaceSelector"] = json!({"matchLabels": {"team": "1"}});
             }
             _ => {}
@@ -532,10 +543,10 @@ impl Gen {
         if !rng.percent(20) {
             return None;
         }
-        let port = *pick(rng, &[80, 8080]);
-        let mut p = json!({"containerPort": port, "hostPort": port, "protocol": pick(rng, &["TCP", "UDP"])});
+        let port = *rng.pick(&[80, 8080]);
+        let mut p = json!({"containerPort": port, "hostPort": port, "protocol": rng.pick(&["TCP", "UDP"])});
         if rng.percent(30) {
-            p["hostIP"] = json!(pick(rng, &["127.0.0.1", "10.0.0.1", "0.0.0.0"]));
+            p["hostIP"] = json!(rng.pick(&["127.0.0.1", "10.0.0.1", "0.0.0.0"]));
         }
         Some(json!([p]))
     }
@@ -546,27 +557,27 @@ impl Gen {
             return None;
         }
         Some(
-            json!([{"name": "pd", "gcePersistentDisk": {"pdName": pick(rng, &["pd1", "pd2"]), "readOnly": rng.percent(50)}}]),
+            json!([{"name": "pd", "gcePersistentDisk": {"pdName": rng.pick(&["pd1", "pd2"]), "readOnly": rng.percent(50)}}]),
         )
     }
 
     fn labels(&mut self) -> Value {
         let rng = &mut self.rng;
-        let mut l = json!({"app": pick(rng, APPS)});
+        let mut l = json!({"app": rng.pick(APPS)});
         if rng.percent(40) {
-            l["tier"] = json!(pick(rng, &["web", "db"]));
+            l["tier"] = json!(rng.pick(&["web", "db"]));
         }
         l
     }
 
     /// An existing or nominated pod: labels, requests, ports, disks, required (anti-)affinity.
     fn other_pod(&mut self, name: &str, node: Option<&str>, nominated: Option<&str>) -> Value {
-        let ns = *pick(&mut self.rng, NAMESPACES);
+        let ns = *self.rng.pick(NAMESPACES);
         let mut container = json!({"name": "c", "image": "busybox", "resources": self.requests(true)});
         if let Some(ports) = self.ports() {
             container["ports"] = ports;
         }
-        let mut spec = json!({"containers": [container], "priority": pick(&mut self.rng, &[0, 10, 100])});
+        let mut spec = json!({"containers": [container], "priority": self.rng.pick(&[0, 10, 100])});
         if let Some(n) = node {
             spec["nodeName"] = json!(n);
         }
@@ -597,8 +608,8 @@ impl Gen {
                 exprs.push(match rng.below(6) {
                     0 => json!({"key": ZONE, "operator": "In", "values": [format!("z{}", rng.below(3)), format!("z{}", rng.below(3))]}),
                     1 => json!({"key": ZONE, "operator": "NotIn", "values": [format!("z{}", rng.below(3))]}),
-                    2 => json!({"key": "disk", "operator": pick(rng, &["Exists", "DoesNotExist"])}),
-                    3 => json!({"key": "size", "operator": pick(rng, &["Gt", "Lt"]), "values": [rng.below(9).to_string()]}),
+                    2 => json!({"key": "disk", "operator": rng.pick(&["Exists", "DoesNotExist"])}),
+                    3 => json!({"key": "size", "operator": rng.pick(&["Gt", "Lt"]), "values": [rng.below(9).to_string()]}),
                     4 => json!({"key": "disk", "operator": "In", "values": ["ssd"]}),
                     _ => json!({"key": ZONE, "operator": "Exists"}),
                 });
@@ -639,10 +650,10 @@ impl Gen {
                 c["minDomains"] = json!(2 + rng.below(3));
             }
             if rng.percent(25) {
-                c["nodeAffinityPolicy"] = json!(pick(rng, &["Honor", "Ignore"]));
+                c["nodeAffinityPolicy"] = json!(rng.pick(&["Honor", "Ignore"]));
             }
             if rng.percent(25) {
-                c["nodeTaintsPolicy"] = json!(pick(rng, &["Honor", "Ignore"]));
+                c["nodeTaintsPolicy"] = json!(rng.pick(&["Honor", "Ignore"]));
             }
             cs.push(c);
         }
@@ -651,7 +662,7 @@ impl Gen {
 
     /// The pod to schedule.
     fn pending_pod(&mut self) -> Value {
-        let ns = *pick(&mut self.rng, NAMESPACES);
+        let ns = *self.rng.pick(NAMESPACES);
         let mut containers = Vec::new();
         for i in 0..1 + self.rng.below(2) {
             let mut c = json!({"name": format!("c{i}"), "image": "busybox", "resources": self.requests(true)});
@@ -660,7 +671,7 @@ impl Gen {
             }
             containers.push(c);
         }
-        let mut spec = json!({"containers": containers, "priority": pick(&mut self.rng, &[0, 10, 100])});
+        let mut spec = json!({"containers": containers, "priority": self.rng.pick(&[0, 10, 100])});
         if self.rng.percent(20) {
             let mut init = json!({"name": "init", "image": "busybox", "resources": self.requests(false)});
             if self.rng.percent(50) {
@@ -669,7 +680,7 @@ impl Gen {
             spec["initContainers"] = json!([init]);
         }
         if self.rng.percent(10) {
-            spec["overhead"] = json!({"cpu": pick(&mut self.rng, &["100m", "1"])});
+            spec["overhead"] = json!({"cpu": self.rng.pick(&["100m", "1"])});
         }
         if let Some(v) = self.volumes() {
             spec["volumes"] = v;
@@ -698,7 +709,7 @@ impl Gen {
             spec["topologySpreadConstraints"] = self.spread();
         }
         if self.rng.percent(4) {
-            let n = if self.rng.percent(80) { pick(&mut self.rng, &self.nodes).clone() } else { "elsewhere".into() };
+            let n = if self.rng.percent(80) { self.rng.pick(&self.nodes).clone() } else { "elsewhere".into() };
             spec["nodeName"] = json!(n);
         }
         json!({
@@ -733,7 +744,7 @@ pub fn generate(domain: &Domain, seed: u64) -> Case {
     }
     let nominated = if g.rng.percent(30) { 1 + g.rng.below(3) } else { 0 };
     for _ in 0..nominated {
-        let node = pick(&mut g.rng, &nodes).clone();
+        let node = g.rng.pick(&nodes).clone();
         objects.push(g.other_pod(&format!("nominee{k}"), None, Some(&node)));
         k += 1;
     }

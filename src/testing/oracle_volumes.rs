@@ -21,10 +21,6 @@ const HOSTNAME: &str = "kubernetes.io/hostname";
 /// Classes a claim or a volume may name: "gone" has no StorageClass object.
 const CLASSES: &[&str] = &["wffc", "dyn", "imm", "", "gone"];
 
-fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> &'a T {
-    &items[rng.below(items.len() as u64) as usize]
-}
-
 fn zone(rng: &mut Rng) -> String {
     format!("z{}", rng.below(3))
 }
@@ -64,7 +60,7 @@ impl Storage<'_> {
             labels.insert(REGION.into(), json!("r0"));
         }
         let mut spec = json!({
-            "capacity": {"storage": pick(rng, &["1Gi", "2Gi"])},
+            "capacity": {"storage": rng.pick(&["1Gi", "2Gi"])},
             "accessModes": ["ReadWriteOnce"],
             "persistentVolumeReclaimPolicy": "Delete",
             "csi": {"driver": DRIVER, "volumeHandle": format!("h-{name}")},
@@ -74,7 +70,7 @@ impl Storage<'_> {
         }
         if rng.percent(50) {
             let expr = if rng.percent(50) {
-                json!({"key": HOSTNAME, "operator": "In", "values": [pick(rng, self.nodes)]})
+                json!({"key": HOSTNAME, "operator": "In", "values": [rng.pick(self.nodes)]})
             } else {
                 json!({"key": ZONE, "operator": "In", "values": [zone(rng)]})
             };
@@ -105,14 +101,14 @@ impl Storage<'_> {
             return (volume, false); // no such claim
         }
         let mut metadata = json!({"name": name, "namespace": namespace, "uid": format!("uid-{namespace}-{name}")});
-        let request = *pick(&mut self.rng, &["1Gi", "2Gi"]);
+        let request = *self.rng.pick(&["1Gi", "2Gi"]);
         let mut spec = json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": request}}});
         let class = if kind < 45 {
-            *pick(&mut self.rng, &["wffc", "dyn", "wffc", "imm", ""])
+            *self.rng.pick(&["wffc", "dyn", "wffc", "imm", ""])
         } else if kind < 95 {
-            *pick(&mut self.rng, &["wffc", "wffc", "dyn"])
+            *self.rng.pick(&["wffc", "wffc", "dyn"])
         } else {
-            *pick(&mut self.rng, CLASSES)
+            *self.rng.pick(CLASSES)
         };
         if !class.is_empty() {
             spec["storageClassName"] = json!(class);
@@ -161,7 +157,7 @@ pub(super) fn add_storage(seed: u64, nodes: &[String], objects: &mut Vec<Value>,
     }
     // Volumes waiting for a claim.
     for _ in 0..s.rng.below(5) {
-        let class = *pick(&mut s.rng, &["wffc", "wffc", "dyn", "imm", ""]);
+        let class = *s.rng.pick(&["wffc", "wffc", "dyn", "imm", ""]);
         s.volume(class, None);
     }
     let namespace = pod["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
@@ -180,7 +176,7 @@ pub(super) fn add_storage(seed: u64, nodes: &[String], objects: &mut Vec<Value>,
         }
         let ns = o["metadata"]["namespace"].as_str().unwrap_or("default").to_string();
         let v = if ns == namespace && !shared.is_empty() && s.rng.percent(30) {
-            pick(&mut s.rng, &shared).clone()
+            s.rng.pick(&shared).clone()
         } else {
             s.claim(&ns, true).0
         };

@@ -10,6 +10,7 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
+use predicate_extender::testing::oracle::e2e_build;
 
 /// Set to `require` (as `.ci/run` does, and as any CI=true run does) to fail instead of skipping
 /// when Go is missing.
@@ -48,18 +49,32 @@ pub fn binaries(test: &str) -> Option<Binaries> {
 /// the test harness's capture) when Go is not installed and the run does not require the
 /// end-to-end tests.
 pub fn binaries_of(minor: &str, test: &str) -> Option<Binaries> {
-    match built(minor) {
+    skip_without_go(built(minor), &format!("end-to-end test {test} (Kubernetes {minor})"))
+}
+
+/// What was built; `None` (after saying so on the terminal, past the test harness's capture) when
+/// Go is not installed and the run does not require the tests that need it; otherwise a failure.
+fn skip_without_go<T>(built: Result<T, String>, what: &str) -> Option<T> {
+    match built {
         Ok(b) => Some(b),
         Err(why) if why.starts_with(NO_GO) && !required() => {
-            // Straight to the terminal: a skipped end-to-end test must be seen, not captured.
+            // Straight to the terminal: a skipped test must be seen, not captured.
             let _ = writeln!(
                 std::io::stderr(),
-                "SKIPPED end-to-end test {test} (Kubernetes {minor}): {why} (set {REQUIRE_ENV}=require or CI=true to make this a failure)"
+                "SKIPPED {what}: {why} (set {REQUIRE_ENV}=require or CI=true to make this a failure)"
             );
             None
         }
-        Err(why) => panic!("end-to-end test {test} (Kubernetes {minor}): {why}"),
+        Err(why) => panic!("{what}: {why}"),
     }
+}
+
+/// `Err` starting with [`NO_GO`] when `go` does not run.
+fn go_installed(needed_for: &str) -> Result<(), String> {
+    if Command::new("go").arg("version").output().map(|o| !o.status.success()).unwrap_or(true) {
+        return Err(format!("{NO_GO}: {needed_for} built from Go modules (e2e/build.sh)"));
+    }
+    Ok(())
 }
 
 /// A minor's binaries, built on first use, or why they could not be.
@@ -75,30 +90,13 @@ pub fn built(minor: &str) -> Result<Binaries, String> {
 const NO_GO: &str = "Go is not installed";
 
 fn build(minor: &str) -> Result<Binaries, String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("go").arg("version").output().map(|o| !o.status.success()).unwrap_or(true) {
-        return Err(format!(
-            "{NO_GO}: the real kube-apiserver, kube-scheduler and etcd are built from Go modules (e2e/build.sh)"
-        ));
-    }
-    let script = root.join("e2e/build.sh");
-    // Progress goes to the terminal (a cold build takes minutes); the directory comes on stdout.
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(minor)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .map_err(|e| format!("{}: {e}", script.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} {minor} failed ({})", script.display(), out.status));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let dir = PathBuf::from(stdout.lines().last().map(str::trim).unwrap_or_default());
+    go_installed("the real kube-apiserver, kube-scheduler and etcd are")?;
+    let dir = e2e_build(Some(minor))?;
     // kubernetes-<version>-etcd-<etcd version>
     let name = dir.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
     let version = name.strip_prefix("kubernetes-").and_then(|n| n.split("-etcd-").next()).unwrap_or_default();
     if !version.starts_with(&format!("v{minor}.")) {
-        return Err(format!("{} {minor} printed {}, not a directory of v{minor}", script.display(), dir.display()));
+        return Err(format!("e2e/build.sh {minor} printed {}, not a directory of v{minor}", dir.display()));
     }
     Ok(Binaries { version: version.to_string(), dir })
 }
@@ -107,37 +105,17 @@ fn build(minor: &str) -> Result<Binaries, String> {
 /// process; `None` (saying so) when Go is not installed and the run does not require it.
 pub fn policy_oracle(test: &str) -> Option<PathBuf> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BUILT.get_or_init(build_policy_oracle).clone() {
-        Ok(path) => Some(path),
-        Err(why) if why.starts_with(NO_GO) && !required() => {
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test} (kube-scheduler v1.22 Policy oracle): {why} (set {REQUIRE_ENV}=require or CI=true to make this a failure)"
-            );
-            None
-        }
-        Err(why) => panic!("{test} (kube-scheduler v1.22 Policy oracle): {why}"),
-    }
+    skip_without_go(
+        BUILT.get_or_init(build_policy_oracle).clone(),
+        &format!("{test} (kube-scheduler v1.22 Policy oracle)"),
+    )
 }
 
 fn build_policy_oracle() -> Result<PathBuf, String> {
-    if Command::new("go").arg("version").output().map(|o| !o.status.success()).unwrap_or(true) {
-        return Err(format!("{NO_GO}: the v1.22 oracle is built from Go modules (e2e/build.sh policy-oracle)"));
-    }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("e2e/build.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg("policy-oracle")
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .map_err(|e| format!("{}: {e}", script.display()))?;
-    if !out.status.success() {
-        return Err(format!("{} policy-oracle failed ({})", script.display(), out.status));
-    }
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let oracle = PathBuf::from(stdout.lines().last().map(str::trim).unwrap_or_default()).join("oracle");
+    go_installed("the v1.22 oracle is")?;
+    let oracle = e2e_build(Some("policy-oracle"))?.join("oracle");
     if !oracle.is_file() {
-        return Err(format!("{} policy-oracle printed no directory with an oracle", script.display()));
+        return Err("e2e/build.sh policy-oracle printed no directory with an oracle".to_string());
     }
     Ok(oracle)
 }

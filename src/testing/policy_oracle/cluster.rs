@@ -24,10 +24,6 @@ const IMAGES: &[(&str, i64)] = &[
     ("registry.example/ml:v1", 2_000_000_000),
 ];
 
-fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> &'a T {
-    &items[rng.below(items.len() as u64) as usize]
-}
-
 /// Removes what the API of v1.22 does not have, so that both sides read the same objects: spread
 /// constraints' `minDomains`, `nodeAffinityPolicy`, `nodeTaintsPolicy` and `matchLabelKeys` (whose
 /// keys the generator already merged into the selector, as the API server does), and sidecars'
@@ -55,7 +51,7 @@ fn preferred_node_affinity(rng: &mut Rng) -> Value {
     for _ in 0..1 + rng.below(3) {
         let expr = match rng.below(4) {
             0 => json!({"key": ZONE, "operator": "In", "values": [format!("z{}", rng.below(3))]}),
-            1 => json!({"key": "disk", "operator": "In", "values": [pick(rng, &["ssd", "hdd"])]}),
+            1 => json!({"key": "disk", "operator": "In", "values": [rng.pick(&["ssd", "hdd"])]}),
             2 => json!({"key": "size", "operator": "Gt", "values": [rng.below(8).to_string()]}),
             _ => json!({"key": "disk", "operator": "DoesNotExist"}),
         };
@@ -68,11 +64,11 @@ fn preferred_pod_terms(rng: &mut Rng) -> Value {
     let mut terms = Vec::new();
     for _ in 0..1 + rng.below(2) {
         let mut term = json!({
-            "labelSelector": {"matchLabels": {"app": pick(rng, APPS)}},
+            "labelSelector": {"matchLabels": {"app": rng.pick(APPS)}},
             "topologyKey": if rng.percent(50) { HOSTNAME } else { ZONE },
         });
         if rng.percent(20) {
-            term["namespaces"] = json!([pick(rng, NAMESPACES)]);
+            term["namespaces"] = json!([rng.pick(NAMESPACES)]);
         }
         terms.push(json!({"weight": 1 + rng.below(100), "podAffinityTerm": term}));
     }
@@ -139,7 +135,7 @@ pub fn add_scoring_objects(seed: u64, case: &mut Case) {
                 if rng.percent(10) {
                     let kind = if rng.percent(50) { "ReplicaSet" } else { "ReplicationController" };
                     let prefix = if kind == "ReplicaSet" { "rs" } else { "rc" };
-                    let name = format!("{prefix}-{}", pick(rng, APPS));
+                    let name = format!("{prefix}-{}", rng.pick(APPS));
                     let signature = json!({"podController": owner(kind, &name)[0].clone()});
                     let avoid = json!({"preferAvoidPods": [{"podSignature": signature, "reason": "test"}]});
                     object["metadata"]["annotations"] = json!({AVOID: avoid.to_string()});
@@ -153,7 +149,7 @@ pub fn add_scoring_objects(seed: u64, case: &mut Case) {
                     object["metadata"]["ownerReferences"] = owner(kind, &format!("{prefix}-{app}"));
                 }
                 if rng.percent(50) {
-                    let image = pick(rng, IMAGES).0;
+                    let image = rng.pick(IMAGES).0;
                     object["spec"]["containers"][0]["image"] = json!(image);
                 }
                 if rng.percent(15) {

@@ -450,9 +450,7 @@ fn compare_raw(case: &PolicyCase, ours: &Ours, answer: &Answer, reasons: bool) -
     if !answer.score_error.is_empty() {
         return vec![Finding::ScoreError(answer.score_error.clone())];
     }
-    let selector_spread =
-        if answer.score_plugins.iter().any(|p| p == "SelectorSpread") { "SelectorSpread" } else { "PodTopologySpread" };
-    let ours_by_plugin = contributions(ours, selector_spread);
+    let ours_by_plugin = contributions(ours, answer.selector_spread());
     let feasible: Vec<&String> = ours.verdicts.iter().filter(|(_, v)| v.fits).map(|(n, _)| n).collect();
     let mut tolerance = 0;
     // The plugins whose scores are compared, and so ranked.
@@ -533,9 +531,7 @@ pub fn gaps(ours: &Ours, answer: &Answer) -> BTreeMap<String, i64> {
     if !answer.policy_error.is_empty() || ours.policy_error.is_some() {
         return out;
     }
-    let selector_spread =
-        if answer.score_plugins.iter().any(|p| p == "SelectorSpread") { "SelectorSpread" } else { "PodTopologySpread" };
-    for (plugin, (weight, scores)) in contributions(ours, selector_spread) {
+    for (plugin, (weight, scores)) in contributions(ours, answer.selector_spread()) {
         let (Some(theirs), Some(w)) = (answer.scores.get(plugin), answer.weights.get(plugin)) else { continue };
         if weight == 0 {
             continue;

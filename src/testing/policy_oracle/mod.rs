@@ -18,7 +18,6 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::engine::{filter, prioritize::breakdown, CancelFlag, Candidate, ClusterView, Evaluator, Prepared, Verdict};
-use crate::framework::PodContext;
 use crate::gen_cluster::generate::Rng;
 use crate::policy::{self, Overrides};
 use crate::testing::oracle::{self, Case, Domain, NodeVerdict, Oracle, OracleNode};
@@ -97,6 +96,18 @@ pub struct Answer {
     pub error: String,
 }
 
+impl Answer {
+    /// The plugin v1.22 scores SelectorSpreadPriority with: SelectorSpread, or PodTopologySpread's
+    /// system-default spreading when the DefaultPodTopologySpread gate is on (its default in 1.22).
+    pub fn selector_spread(&self) -> &'static str {
+        if self.score_plugins.iter().any(|p| p == "SelectorSpread") {
+            "SelectorSpread"
+        } else {
+            "PodTopologySpread"
+        }
+    }
+}
+
 /// Runs a batch of cases through the v1.22 oracle.
 pub fn run_oracle(oracle: &mut Oracle, cases: &[PolicyCase]) -> Result<Vec<Answer>, String> {
     let lines: Vec<String> = cases.iter().map(PolicyCase::to_line).collect();
@@ -157,7 +168,7 @@ pub fn extender(evaluator: &Evaluator, case: &PolicyCase) -> Result<Ours, String
     let names = case.case.node_names();
     let view = ClusterView::of(&snapshot);
     let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
-    let prepared = Prepared::new(&plan, pod.clone(), &view);
+    let prepared = Prepared::new(&plan, pod, &view);
     let filtered =
         filter(evaluator, &plan, &prepared, &candidates, &CancelFlag::new(), false).map_err(|e| e.to_string())?;
     let mut out = Ours::default();
@@ -180,9 +191,8 @@ pub fn extender(evaluator: &Evaluator, case: &PolicyCase) -> Result<Ours, String
     if feasible.is_empty() {
         return Ok(out);
     }
-    let scoring = PodContext::new(pod);
     let per_priority =
-        breakdown(evaluator, &plan, &scoring, &view, &feasible, &CancelFlag::new()).map_err(|e| e.to_string())?;
+        breakdown(evaluator, &plan, &prepared.pod, &view, &feasible, &CancelFlag::new()).map_err(|e| e.to_string())?;
     let rows = priority_rows(&case.policy);
     if rows.len() != plan.priorities.len() {
         return Err(format!("{} priority rows for {} planned priorities", rows.len(), plan.priorities.len()));

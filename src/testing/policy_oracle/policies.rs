@@ -67,10 +67,6 @@ const ZONE: &str = "topology.kubernetes.io/zone";
 /// Labels the arguments name: on some generated nodes, and one on none.
 const LABELS: &[&str] = &["disk", "size", ZONE, "kubernetes.io/hostname", "absent"];
 
-fn pick<'a, T>(rng: &mut Rng, items: &'a [T]) -> &'a T {
-    &items[rng.below(items.len() as u64) as usize]
-}
-
 fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
     for i in (1..items.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
@@ -81,7 +77,7 @@ fn shuffle<T>(rng: &mut Rng, items: &mut [T]) {
 fn labels(rng: &mut Rng) -> Value {
     let mut out: Vec<&str> = LABELS.iter().copied().filter(|_| rng.percent(30)).collect();
     if out.is_empty() {
-        out.push(*pick(rng, LABELS));
+        out.push(*rng.pick(LABELS));
     }
     json!(out)
 }
@@ -99,7 +95,7 @@ fn predicates(rng: &mut Rng) -> Vec<Value> {
         }
     }
     if rng.percent(3) {
-        out.push(json!({"name": pick(rng, ONE_SIDED_PREDICATES)}));
+        out.push(json!({"name": rng.pick(ONE_SIDED_PREDICATES)}));
     }
     for _ in 0..rng.below(3) {
         if rng.percent(50) {
@@ -138,7 +134,7 @@ fn predicates(rng: &mut Rng) -> Vec<Value> {
 
 fn weight(rng: &mut Rng) -> i64 {
     if rng.percent(10) {
-        *pick(rng, &[10, 100, 10000])
+        *rng.pick(&[10, 100, 10000])
     } else {
         1 + rng.below(5) as i64
     }
@@ -183,12 +179,12 @@ fn priorities(rng: &mut Rng) -> Vec<Value> {
         }
     }
     if rng.percent(3) {
-        out.push(json!({"name": pick(rng, ONE_SIDED_PRIORITIES), "weight": weight(rng)}));
+        out.push(json!({"name": rng.pick(ONE_SIDED_PRIORITIES), "weight": weight(rng)}));
     }
     // Custom label preferences share one weight, as v1.22 requires (a different one is below).
     let label_weight = weight(rng);
     for _ in 0..rng.below(3) {
-        let argument = json!({"labelPreference": {"label": pick(rng, LABELS), "presence": rng.percent(50)}});
+        let argument = json!({"labelPreference": {"label": rng.pick(LABELS), "presence": rng.percent(50)}});
         out.push(json!({"name": custom_name(rng, "Prefer"), "weight": label_weight, "argument": argument}));
     }
     if rng.percent(20) {
@@ -232,7 +228,7 @@ pub fn policy(rng: &mut Rng) -> Value {
         p.remove(if rng.percent(50) { "kind" } else { "apiVersion" });
     }
     if rng.percent(30) {
-        let w = if rng.percent(5) { *pick(rng, &[-1, 101]) } else { rng.below(101) as i64 };
+        let w = if rng.percent(5) { *rng.pick(&[-1, 101]) } else { rng.below(101) as i64 };
         p.insert("hardPodAffinitySymmetricWeight".into(), json!(w));
     }
     Value::Object(p)
