@@ -311,8 +311,11 @@ async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Va
         "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local", "resources": {"requests": {"storage": "1Gi"}}}})).await;
 
     let mut batch = Vec::new();
+    // Half a cpu each: where scores tie (the extender's rounded 0..10 mean, with kube-scheduler's
+    // own resource scores off in the policy-only run), all four may land on one node, and they must
+    // not fill n2, the only node with-volume fits.
     for i in 0..4 {
-        batch.push(pod(NS, &format!("cpu-{i}"), "1"));
+        batch.push(pod(NS, &format!("cpu-{i}"), "500m"));
     }
     batch.push(with_spec(
         pod(NS, "zone-b-only", "100m"),

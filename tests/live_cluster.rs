@@ -286,6 +286,36 @@ async fn a_bind_is_assumed_at_once_and_two_pods_cannot_both_take_the_last_cpu() 
     api.hold_events(false);
 }
 
+/// kube-scheduler's order (assume, then bind, forget on failure; `schedule_one.go`): the pod
+/// counts on its node while the Binding is in flight, which is when kube-scheduler is already
+/// filtering the next pod, and stops counting the moment the binding fails.
+#[tokio::test]
+async fn a_pod_counts_on_its_node_while_its_binding_is_in_flight_and_not_after_it_fails() {
+    let (api, server) = cluster().await;
+    api.apply(pod_json("default", "fill-n1", "n1", "3"));
+    api.apply(pod_json("default", "a", "", "1"));
+    eventually("pods known", DEADLINE, || async { (model_pods(&server).len() == 2).then_some(()) }).await;
+    let b = incoming("b", "1");
+    assert_eq!(feasible_for(&server, &b).await, ["n1", "n2"]);
+    api.bind_faults(Some(Box::new(|_, _| Some(fake_apiserver::BindFault::HangThenFail(Duration::from_secs(2))))));
+    let uid = uid_of(&api, "a");
+    let answered = std::sync::atomic::AtomicBool::new(false);
+    let binding = async {
+        let error = bind(&server, "a", &uid, "n1").await;
+        answered.store(true, std::sync::atomic::Ordering::SeqCst);
+        error
+    };
+    let meanwhile = async {
+        until_feasible(&server, &b, &["n2"], "a assumed on n1 while its binding hangs").await;
+        answered.load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let (error, answered_first) = tokio::join!(binding, meanwhile);
+    assert!(!answered_first, "the assumption showed only after the binding answered");
+    assert!(!error.is_empty(), "the binding failed");
+    assert_eq!(feasible_for(&server, &b).await, ["n1", "n2"], "forgotten at once, not after the TTL");
+    assert_eq!(model_pods(&server)["default/a"], "", "a is pending again");
+}
+
 #[tokio::test]
 async fn an_assumption_the_watch_never_confirms_expires() {
     let api = FakeApiServer::start().await;

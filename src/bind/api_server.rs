@@ -1,6 +1,6 @@
 //! Binding through the API server (`POST .../pods/{name}/binding`), as kube-scheduler's default
-//! binder does, then assuming the pod on its node in the cluster model so the very next filter
-//! counts it, before the watch reports the binding.
+//! binder does, with the pod assumed on its node in the cluster model from before the POST, so the
+//! very next filter counts it before the watch reports the binding.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -36,15 +36,28 @@ impl ApiServerBinder {
         ApiServerBinder { client, writer, assume_ttl, timeout }
     }
 
+    /// kube-scheduler's order: the pod is assumed on its node before the Binding is posted (so a
+    /// filter that runs meanwhile counts it), and forgotten if the binding fails.
     async fn bind_now(&self, args: &ExtenderBindingArgs) -> Result<(), BindError> {
         let pod = format!("{}/{}", args.pod_namespace, args.pod_name);
-        let after = || humantime::format_duration(self.timeout).to_string();
-        match tokio::time::timeout(self.timeout, self.post_binding(args, &pod)).await {
-            Ok(result) => result?,
-            Err(_) => return Err(BindError::Timeout { pod, after: after() }),
+        let before = self.assume_from_model(args);
+        let posted = match tokio::time::timeout(self.timeout, self.post_binding(args, &pod)).await {
+            Ok(result) => result,
+            Err(_) => Err(BindError::Timeout {
+                pod: pod.clone(),
+                after: humantime::format_duration(self.timeout).to_string(),
+            }),
+        };
+        if let Err(e) = posted {
+            if before == InModel::Assumed {
+                self.writer.forget(&(args.pod_namespace.clone(), args.pod_name.clone()), &args.node);
+            }
+            return Err(e);
         }
-        // The pod is bound: whatever happens to the assumption, the answer is success.
-        if tokio::time::timeout(self.timeout, self.assume(args)).await.is_err() {
+        // Bound: whatever happens to the assumption now, the answer is success.
+        if before == InModel::Unknown
+            && tokio::time::timeout(self.timeout, self.assume_from_api_server(args)).await.is_err()
+        {
             tracing::warn!(pod = %pod, "bound, but reading the pod to assume it timed out; the watch will report it");
         }
         Ok(())
@@ -132,33 +145,51 @@ impl ApiServerBinder {
         }
     }
 
-    /// Counts the pod on its node in the model now. The pod comes from the model (the watch has
-    /// it, pending) or, when the watch has not delivered it yet, from the API server.
-    async fn assume(&self, args: &ExtenderBindingArgs) {
+    /// Counts the pod on its node in the model now, if the watch has delivered it pending (with
+    /// the UID kube-scheduler sent).
+    fn assume_from_model(&self, args: &ExtenderBindingArgs) -> InModel {
         let known = self.writer.store().snapshot().pod(&args.pod_namespace, &args.pod_name).map(|p| p.pod.clone());
         let same_uid = |p: &Pod| args.pod_uid.is_empty() || p.metadata.uid == args.pod_uid;
-        let pod = match known.filter(same_uid) {
-            Some(p) => p,
-            None => {
-                let api: Api<LeanPod> = Api::namespaced(self.client.clone(), &args.pod_namespace);
-                match api.get(&args.pod_name).await {
-                    Ok(p) => p.object,
-                    Err(e) => {
-                        tracing::warn!(
-                            pod = %format!("{}/{}", args.pod_namespace, args.pod_name),
-                            error = %e,
-                            "bound, but cannot read the pod to assume it; the watch will report it"
-                        );
-                        return;
-                    }
-                }
+        match known.filter(same_uid) {
+            Some(pod) if pod.spec.node_name.is_empty() => {
+                self.writer.assume(pod, &args.node, self.assume_ttl);
+                InModel::Assumed
+            }
+            Some(_) => InModel::Bound,
+            None => InModel::Unknown,
+        }
+    }
+
+    /// After a binding of a pod the watch had not delivered: reads it from the API server and
+    /// counts it on its node (the model decides: nothing is assumed if the watch has the pod bound
+    /// by now).
+    async fn assume_from_api_server(&self, args: &ExtenderBindingArgs) {
+        let api: Api<LeanPod> = Api::namespaced(self.client.clone(), &args.pod_namespace);
+        let mut pending = match api.get(&args.pod_name).await {
+            Ok(p) => p.object,
+            Err(e) => {
+                tracing::warn!(
+                    pod = %format!("{}/{}", args.pod_namespace, args.pod_name),
+                    error = %e,
+                    "bound, but cannot read the pod to assume it; the watch will report it"
+                );
+                return;
             }
         };
-        // The model decides: nothing is assumed if the watch already has the pod bound.
-        let mut pending = pod;
         pending.spec.node_name.clear();
         self.writer.assume(pending, &args.node, self.assume_ttl);
     }
+}
+
+/// What the model had of a pod when its bind began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InModel {
+    /// Pending: now assumed on the requested node.
+    Assumed,
+    /// Already bound (a retried bind the watch has reported).
+    Bound,
+    /// Not delivered by the watch yet (or another pod of that name).
+    Unknown,
 }
 
 /// Whether the request failed before reaching the API server (refused, reset, unreachable).

@@ -158,6 +158,27 @@ impl ModelWriter {
         })
     }
 
+    /// Forgets the assumption of this pod on `node`, putting the pod back as the watch last had it
+    /// (kube-scheduler's ForgetPod after a failed bind). Nothing changes when the pod is not assumed
+    /// there any more: the watch has reported it since, bound or gone. Returns whether it was.
+    pub fn forget(&self, key: &PodKey, node: &str) -> bool {
+        if self.assumed.lock().get(key).is_none_or(|a| a.node != node) {
+            return false; // no new snapshot for nothing
+        }
+        self.update(|snapshot, assumed| {
+            let Some(a) = assumed.remove(key) else { return false };
+            if a.node != node {
+                assumed.insert(key.clone(), a);
+                return false;
+            }
+            match a.watched {
+                Some(pod) => snapshot.upsert_pod(pod),
+                None => snapshot.remove_pod(key),
+            }
+            true
+        })
+    }
+
     /// Forgets the assumptions whose time is up, putting their pods back as the watch last had
     /// them. Returns the pods and the nodes they had been assumed on.
     pub fn expire_assumed(&self, now: Instant) -> Vec<(PodKey, String)> {
@@ -318,6 +339,28 @@ mod tests {
         assert_eq!(expired, vec![(("default".to_string(), "p".to_string()), "n1".to_string())]);
         assert_eq!(cpu_on(&w, "n1"), 0);
         assert!(w.store.snapshot().pod("default", "p").unwrap().pod.spec.node_name.is_empty());
+    }
+
+    #[test]
+    fn a_forgotten_assumption_goes_back_to_the_watched_pod_at_once() {
+        let w = writer();
+        let key = ("default".to_string(), "p".to_string());
+        w.assume(pending(), "n1", TTL);
+        assert!(!w.forget(&key, "n2"), "assumed on n1, not n2");
+        assert_eq!(cpu_on(&w, "n1"), 1000);
+        assert!(w.forget(&key, "n1"));
+        assert_eq!((cpu_on(&w, "n1"), w.assumed_count()), (0, 0));
+        assert!(w.store.snapshot().pod("default", "p").unwrap().pod.spec.node_name.is_empty());
+        // Confirmed by the watch meanwhile: nothing to forget, the pod stays bound.
+        w.assume(pending(), "n1", TTL);
+        w.apply(vec![Change::Upsert(ClusterObject::Pod(bound("n1")))]);
+        assert!(!w.forget(&key, "n1"));
+        assert_eq!(cpu_on(&w, "n1"), 1000);
+        // Never reported by the watch: it leaves the model.
+        let stranger = PodBuilder::new("s").uid("u9").req(&[("cpu", "2")]).build();
+        w.assume(stranger, "n2", TTL);
+        assert!(w.forget(&("default".to_string(), "s".to_string()), "n2"));
+        assert!(w.store.snapshot().pod("default", "s").is_none());
     }
 
     #[test]

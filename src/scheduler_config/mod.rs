@@ -102,9 +102,12 @@ fn plugins_block(disabled: &[Disabled], kept: &[Disabled]) -> String {
             comment(
                 &mut out,
                 "      ",
-                "Given up with every score below: the Policy's priorities see a pod only once the extender \
-                 binds it, so in a burst a pod is scored as if the ones just before it were not placed yet \
-                 (spreading and balance only: nothing is double-booked).",
+                "Given up with every score below (spreading and balance only: nothing is double-booked): the \
+                 extender answers one score per node, the Policy's weighted mean rounded to 0..10, so nodes the \
+                 classic weighted sum tells apart by less than half a point of that mean tie, and \
+                 kube-scheduler picks one of them at random (docs/policy.md); and the priorities count a pod \
+                 only from when kube-scheduler calls the extender's /bind for it, which on a busy machine can \
+                 come after the next pod is scored.",
             );
         }
         let _ = writeln!(out, "      {main}:\n        disabled:");

@@ -167,8 +167,8 @@ pub struct Disabled {
 /// with them off two back-to-back pods can take one host port, a node's last CPU, or break each
 /// other's anti-affinity or spread (seen end to end: `tests/e2e_scheduling.rs`).
 pub const KEPT: &str = "they count the pods already placed, and see the ones kube-scheduler has placed but \
-                        not yet bound, which the extender learns of only when it binds them, after \
-                        kube-scheduler has moved on to the next pod: with them off, back-to-back pods \
+                        not yet bound, which the extender learns of only when their /bind arrives, \
+                        possibly after kube-scheduler has moved on to the next pod: with them off, back-to-back pods \
                         double-book host ports and capacity and break anti-affinity and spreading";
 
 /// The rows a Policy of these classic plugins (predicates and priorities, by registered name)

@@ -559,11 +559,17 @@ impl Cluster {
     }
 }
 
+/// Set to `1`: every cluster's directory (logs, kubeconfigs, etcd data) is kept after its test,
+/// not only a failed one's.
+pub const KEEP_ENV: &str = "PREDICATE_EXTENDER_E2E_KEEP";
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         if std::thread::panicking() {
             let dir = self.keep();
             eprintln!("end-to-end cluster kept in {}\n{}", dir.display(), self.logs());
+        } else if std::env::var(KEEP_ENV).is_ok_and(|v| v == "1") {
+            eprintln!("end-to-end cluster kept in {} ({KEEP_ENV}=1)", self.keep().display());
         }
         // Schedulers and the extender first, so they do not log the API server's going away.
         for s in &mut self.schedulers {
