@@ -41,5 +41,6 @@ pub mod server;
 #[cfg(any(test, feature = "test-util"))]
 #[allow(clippy::panic)] // test support: a panic is how a test fails
 pub mod testing;
+pub mod whatif;
 pub mod wire;
 pub mod yaml;

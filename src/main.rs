@@ -27,6 +27,10 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Serve(args) => serve(args),
         Command::Explain(args) => explain(args),
+        Command::Whatif(args) => {
+            let style = Style::for_terminal(std::io::stdout().is_terminal(), std::env::var_os("NO_COLOR").as_deref());
+            print_or_fail(cli::whatif::output(&args, style))
+        }
         Command::SchedulerConfig(args) => print_or_fail(cli::scheduler_config::output(&args)),
         Command::GenCluster(args) => match cli::gen_cluster::run(&args) {
             Ok(summary) => {

@@ -737,6 +737,109 @@ async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart(minor: &s
     assert_bound_once_each_by_the_extender(&cluster, 6).await;
 }
 
+/// `POST /whatif` before a Policy change, on the real cluster: the Policy that adds NeedsSSD names
+/// exactly the running pods on the node without the label, and which of them fit no other node.
+/// After the swap, those pods evicted and recreated (a rollout), kube-scheduler leaves exactly the
+/// ones whatif said fit nowhere Pending and binds the others to the labelled node.
+#[tokio::test]
+async fn whatif_names_the_pods_a_swapped_policy_leaves_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.json");
+    let shipped =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy.json")).unwrap();
+    std::fs::write(&policy, &shipped).unwrap();
+    let options = Options { extender_args: vec![format!("--policy={}", policy.display())], ..Options::default() };
+    let Some(cluster) = Cluster::start("whatif", options).await else { return };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    create(c, with_labels(node("ssd", "zone-a", "8", "32Gi"), json!({"disk": "ssd"}))).await;
+    create(c, node("plain", "zone-a", "8", "32Gi")).await;
+    // A pair that keeps apart (one per node), and pods anywhere.
+    let mut names = Vec::new();
+    for i in 0..2 {
+        let p = with_labels(pod(NS, &format!("pair-{i}"), "100m"), json!({"group": "pair"}));
+        create(
+            c,
+            with_spec(
+                p,
+                json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"group": "pair"}}, "topologyKey": "kubernetes.io/hostname"}]}}}),
+            ),
+        )
+        .await;
+        names.push(format!("pair-{i}"));
+    }
+    for i in 0..6 {
+        create(c, pod(NS, &format!("web-{i}"), "500m")).await;
+        names.push(format!("web-{i}"));
+    }
+    let mut placed = BTreeMap::new();
+    for name in &names {
+        placed.insert(name.clone(), wait_bound(&cluster, name).await);
+    }
+    let on_plain: BTreeSet<String> =
+        placed.iter().filter(|(_, node)| node.as_str() == "plain").map(|(p, _)| format!("{NS}/{p}")).collect();
+    assert!(on_plain.iter().any(|p| p.contains("pair-")), "the pair is on both nodes: {placed:?}");
+
+    let mut swapped: Value = serde_json::from_str(&shipped).unwrap();
+    swapped["predicates"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "NeedsSSD", "argument": {"labelsPresence": {"labels": ["disk"], "presence": true}}}));
+    let (status, report) = cluster.extender_post("/whatif", &swapped).await;
+    assert_eq!(status, 200, "{report}");
+    let stopped = report["running"]["stopFitting"].as_array().unwrap();
+    let named: BTreeSet<String> = stopped.iter().map(|s| s["pod"].as_str().unwrap().to_string()).collect();
+    assert_eq!(named, on_plain, "whatif names exactly the pods on the unlabelled node: {report}");
+    assert_eq!(report["running"]["checked"], names.len());
+    let nowhere: BTreeSet<String> =
+        stopped.iter().filter(|s| s["fitsElsewhere"] == 0).map(|s| s["pod"].as_str().unwrap().to_string()).collect();
+    assert!(nowhere.iter().all(|p| p.contains("pair-")) && nowhere.len() == 1, "{report}");
+
+    // The swap, then the stopped pods evicted and recreated as a rollout would.
+    let reloads = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
+    let next = dir.path().join("policy.json.next");
+    std::fs::write(&next, swapped.to_string()).unwrap();
+    std::fs::rename(&next, &policy).unwrap();
+    eventually("the extender reloaded the Policy", DEADLINE, || async {
+        let now = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
+        (now > reloads).then_some(())
+    })
+    .await;
+    let pods: Api<Pod> = Api::namespaced(c.clone(), NS);
+    for key in &named {
+        let name = key.trim_start_matches(&format!("{NS}/"));
+        let mut spec = serde_json::to_value(pods.get(name).await.unwrap()).unwrap();
+        delete_pod_now(c, NS, name).await;
+        eventually("the pod is gone", DEADLINE, || async { pods.get_opt(name).await.unwrap().is_none().then_some(()) })
+            .await;
+        spec["spec"].as_object_mut().unwrap().remove("nodeName");
+        let recreated = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": NS, "labels": spec["metadata"]["labels"]},
+            "spec": {"schedulerName": spec["spec"]["schedulerName"], "containers": spec["spec"]["containers"],
+                     "affinity": spec["spec"]["affinity"]}});
+        create(c, recreated).await;
+    }
+    for key in named.difference(&nowhere) {
+        let name = key.trim_start_matches(&format!("{NS}/"));
+        assert_eq!(wait_bound(&cluster, name).await, "ssd", "whatif said it fits elsewhere");
+    }
+    for key in &nowhere {
+        let name = key.trim_start_matches(&format!("{NS}/"));
+        let event = eventually(&format!("{name} reported unschedulable"), DEADLINE, || async {
+            let events: Api<Event> = Api::namespaced(c.clone(), NS);
+            let list: ObjectList<Event> = events.list(&ListParams::default()).await.ok()?;
+            list.items.into_iter().find(|e| {
+                e.involved_object.name.as_deref() == Some(name) && e.reason.as_deref() == Some("FailedScheduling")
+            })
+        })
+        .await;
+        let message = event.message.unwrap_or_default();
+        assert!(message.contains("didn't have the requested labels"), "{message}");
+        assert!(pods.get(name).await.unwrap().spec.unwrap().node_name.is_none(), "{name} stays Pending");
+    }
+}
+
 /// The minors these tests run on are the module files e2e/build.sh builds, one each.
 #[test]
 fn the_tested_minors_are_e2e_build_sh_s() {

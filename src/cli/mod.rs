@@ -1,4 +1,4 @@
-//! The command line of the binary: `predicate-extender serve|explain|gen-cluster|scheduler-config ...`, parsed
+//! The command line of the binary: `predicate-extender serve|explain|whatif|gen-cluster|scheduler-config ...`, parsed
 //! here and turned into the library's configuration (`ServeConfig`, `ExplainRequest`, the
 //! generator's spec). The library knows nothing of it.
 
@@ -6,6 +6,7 @@ pub(crate) mod explain;
 pub(crate) mod gen_cluster;
 pub(crate) mod scheduler_config;
 pub(crate) mod serve;
+pub(crate) mod whatif;
 
 use std::path::PathBuf;
 
@@ -40,6 +41,9 @@ pub(crate) enum Command {
     /// Print kube-scheduler's configuration with its own plugins that the Policy's predicates and
     /// priorities replace turned off, each commented (docs/operations.md).
     SchedulerConfig(scheduler_config::SchedulerConfigArgs),
+    /// Before a Policy change: which pending pods become unschedulable or schedulable, which
+    /// running pods would no longer fit where they run, how rejections and the ranking move.
+    Whatif(whatif::WhatifArgs),
 }
 
 /// Where the cluster comes from: the flags `serve` and `explain` share.

@@ -83,6 +83,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "4s", value_parser = parse_duration)]
     pub request_timeout: Duration,
 
+    /// Deadline of one `POST <url-prefix>/whatif`, which evaluates every pod of the scheduler under
+    /// two Policies (docs/whatif.md).
+    #[arg(long, default_value = "2m", value_parser = parse_duration)]
+    pub whatif_timeout: Duration,
+
     /// Serve the verbs over HTTPS with this PEM certificate (and any intermediates after it);
     /// reloaded when the file changes. Needs --tls-private-key-file.
     #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
@@ -144,6 +149,7 @@ impl ServeArgs {
         }
         config.max_body_bytes = self.max_body_bytes;
         config.request_timeout = self.request_timeout;
+        config.whatif_timeout = self.whatif_timeout;
         config.max_cache_staleness = self.max_cache_staleness;
         config.assume_ttl = self.assume_ttl;
         config.shutdown_grace = self.shutdown_grace;

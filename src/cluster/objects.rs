@@ -16,6 +16,7 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use crate::cluster::intern::IStr;
 use crate::cluster::labels::Labels;
 use crate::cluster::node_images::Images;
 use crate::cluster::resource_list::ResourceList;
@@ -202,6 +203,28 @@ pub struct PodSpec {
     pub volumes: Vec<Volume>,
     #[serde(deserialize_with = "null_as_default")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// As the pod has it; [`PodSpec::scheduler`] reads it with the API server's default.
+    #[serde(deserialize_with = "interned")]
+    pub scheduler_name: IStr,
+}
+
+/// The scheduler of a pod that names none: the API server's default (`DefaultSchedulerName`).
+pub const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+impl PodSpec {
+    /// The scheduler that places the pod.
+    pub fn scheduler(&self) -> &str {
+        if self.scheduler_name.is_empty() {
+            DEFAULT_SCHEDULER
+        } else {
+            &self.scheduler_name
+        }
+    }
+}
+
+/// A string many objects repeat (a scheduler's name), kept once.
+fn interned<'de, D: Deserializer<'de>>(d: D) -> Result<IStr, D::Error> {
+    Ok(Option::<std::borrow::Cow<'de, str>>::deserialize(d)?.map(|s| IStr::new(&s)).unwrap_or_default())
 }
 
 /// Keeps the volumes the volume predicates read (cloud disks, RBD, iSCSI, CSI, claims, generic

@@ -461,6 +461,11 @@ impl Snapshot {
         self.nodes.get(node).map(|e| e.nominated.as_slice()).unwrap_or(&[])
     }
 
+    /// Every pod of the model (non-terminal, assigned or not), by namespace and name.
+    pub fn pod_infos(&self) -> impl Iterator<Item = &Arc<PodInfo>> {
+        self.pods.values()
+    }
+
     pub fn pod(&self, namespace: &str, name: &str) -> Option<&Arc<PodInfo>> {
         self.pods.get(&PodIdRef(namespace, name))
     }

@@ -129,7 +129,7 @@ fn messages(reasons: &[Reason]) -> Vec<String> {
 }
 
 /// Runs every predicate of `plan` on `node` through the engine's double pass, recording each.
-fn explain_node(
+pub fn explain_node(
     plan: &Plan,
     pod: &Prepared,
     node: &NodeInfo,

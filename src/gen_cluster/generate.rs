@@ -223,6 +223,7 @@ pub fn model_pod(spec: &ClusterSpec, shape: &PodShape, placement: Placement<'_>)
     }
     pod.spec.tolerations = default_tolerations().into();
     pod.spec.priority = Some(0);
+    pod.spec.scheduler_name = crate::cluster::intern::IStr::new(crate::cluster::objects::DEFAULT_SCHEDULER);
     if shape.anti_affinity {
         pod.spec.affinity = Some(anti_affinity_to(&shape.app));
     }

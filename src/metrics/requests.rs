@@ -116,6 +116,7 @@ fn verb_of(path: &str) -> &'static str {
         Some("bind") => "bind",
         Some("preempt") => "preempt",
         Some("explain") => "explain",
+        Some("whatif") => "whatif",
         _ => "other",
     }
 }
@@ -242,6 +243,7 @@ mod tests {
         assert_eq!(verb_of("/bind"), "bind");
         assert_eq!(verb_of("/preempt"), "preempt");
         assert_eq!(verb_of("/scheduler/explain"), "explain");
+        assert_eq!(verb_of("/whatif"), "whatif");
         assert_eq!(verb_of("/filter/x"), "other");
         assert_eq!(extension_point("prioritize"), Some("Score"));
         assert_eq!(extension_point("other"), None);

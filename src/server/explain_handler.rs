@@ -40,8 +40,9 @@ pub enum Format {
 const TABLE: &str = "text/plain";
 const JSON: &str = "application/json";
 
-/// An answer: status, body, and for the log line the pod and how many nodes fit.
-struct Answer {
+/// The answer of a verb that speaks JSON or a table (`/explain`, `/whatif`): status, body, and for
+/// `/explain`'s log line the pod and how many nodes fit.
+pub(crate) struct FormattedAnswer {
     status: StatusCode,
     format: Format,
     body: String,
@@ -49,17 +50,26 @@ struct Answer {
     feasible: Option<usize>,
 }
 
-impl Answer {
-    fn error(format: Format, e: &VerbError) -> Answer {
-        let (status, message) = (e.status(Verb::Explain), e.to_string());
+impl FormattedAnswer {
+    /// `verb`'s answer to an error: `{"Error": ...}` for JSON, the message for the table.
+    pub(crate) fn error(verb: Verb, format: Format, e: &VerbError) -> FormattedAnswer {
+        let (status, message) = (e.status(verb), e.to_string());
         let body = match format {
             Format::Json => serde_json::json!({ "Error": message }).to_string(),
             Format::Table => format!("{message}\n"),
         };
-        Answer { status, format, body, pod: None, feasible: None }
+        FormattedAnswer { status, format, body, pod: None, feasible: None }
     }
 
-    fn into_response(self) -> Response {
+    pub(crate) fn ok(format: Format, body: String) -> FormattedAnswer {
+        FormattedAnswer { status: StatusCode::OK, format, body, pod: None, feasible: None }
+    }
+
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    pub(crate) fn into_response(self) -> Response {
         let content_type = match self.format {
             Format::Json => JSON,
             Format::Table => "text/plain; charset=utf-8",
@@ -167,9 +177,9 @@ struct Work {
     cancel: CancelFlag,
 }
 
-fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
+fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<FormattedAnswer, Cancelled> {
     let format = work.format;
-    let bad = |message: String| Ok(Answer::error(format, &VerbError::BadRequest(message)));
+    let bad = |message: String| Ok(FormattedAnswer::error(Verb::Explain, format, &VerbError::BadRequest(message)));
     let Ok(text) = std::str::from_utf8(&work.bytes) else {
         return bad("request body: not UTF-8 text; send a Pod as JSON or YAML".to_string());
     };
@@ -183,7 +193,7 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
     let snapshot = work.state.store.snapshot();
     work.subject.set(pod.key(), snapshot.node_count());
     if let Some(message) = work.state.not_synced() {
-        return Ok(Answer::error(format, &VerbError::NotSynced(message)));
+        return Ok(FormattedAnswer::error(Verb::Explain, format, &VerbError::NotSynced(message)));
     }
     // Explained as if pending: a copy of the pod the cluster already has must not hold its own
     // resources (the copy is cheap: the snapshot's maps share their structure).
@@ -200,16 +210,22 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<Answer, Cancelled> {
         Ok(r) => r,
         Err(ExplainError::Cancelled(c)) => return Err(c),
         Err(ExplainError::UnknownNode(node)) => return bad(format!("node={node}: the cluster has no such node")),
-        Err(e) => return Ok(Answer::error(format, &VerbError::Explain(Box::new(e)))),
+        Err(e) => return Ok(FormattedAnswer::error(Verb::Explain, format, &VerbError::Explain(Box::new(e)))),
     };
     let body = match format {
         Format::Json => match serde_json::to_string(&report) {
             Ok(json) => json,
-            Err(source) => return Ok(Answer::error(format, &VerbError::Encode { what: "report", source })),
+            Err(source) => {
+                return Ok(FormattedAnswer::error(Verb::Explain, format, &VerbError::Encode { what: "report", source }))
+            }
         },
         Format::Table => work.view.render(&report, Style { colour: false }, &param),
     };
-    Ok(Answer { status: StatusCode::OK, format, body, pod: Some(report.pod), feasible: Some(report.feasible.len()) })
+    Ok(FormattedAnswer {
+        pod: Some(report.pod),
+        feasible: Some(report.feasible.len()),
+        ..FormattedAnswer::ok(format, body)
+    })
 }
 
 pub async fn explain(
@@ -221,24 +237,26 @@ pub async fn explain(
     let started = Instant::now();
     let format = match negotiate(headers.get(ACCEPT)) {
         Ok(f) => f,
-        Err(e) => return Answer::error(Format::Table, &e).into_response(),
+        Err(e) => return FormattedAnswer::error(Verb::Explain, Format::Table, &e).into_response(),
     };
     let view = parse_query(query.as_deref())
         .and_then(|v| v.check(format == Format::Json, &param).map(|()| v).map_err(VerbError::BadRequest));
     let view = match view {
         Ok(v) => v,
-        Err(e) => return Answer::error(format, &e).into_response(),
+        Err(e) => return FormattedAnswer::error(Verb::Explain, format, &e).into_response(),
     };
     let bytes = match read_body(&headers, body, state.max_body_bytes, state.body_timeout).await {
         Ok(b) => b,
-        Err(e) => return Answer::error(format, &body_refused(Verb::Explain, e)).into_response(),
+        Err(e) => {
+            return FormattedAnswer::error(Verb::Explain, format, &body_refused(Verb::Explain, e)).into_response()
+        }
     };
     let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
     let request = PoolRequest { verb: Verb::Explain, subject: Arc::clone(&subject), cancel: &cancel };
     let work =
         Work { state: Arc::clone(&state), bytes, view, format, subject: Arc::clone(&subject), cancel: cancel.clone() };
     let answer = run_on_pool(&state, request, move |ev| explain_on_pool(&work, ev)).await;
-    let answer = answer.unwrap_or_else(|e| Answer::error(format, &e.into()));
+    let answer = answer.unwrap_or_else(|e| FormattedAnswer::error(Verb::Explain, format, &e.into()));
     let elapsed_us = started.elapsed().as_micros() as u64;
     tracing::info!(
         verb = "explain",

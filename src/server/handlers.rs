@@ -218,7 +218,7 @@ impl Answer {
         match verb {
             Verb::Filter => Answer::json(status, &ExtenderFilterResult::error(&message), true),
             Verb::Preempt => Answer::json(status, &ExtenderPreemptionResult::error(&message), true),
-            Verb::Prioritize | Verb::Bind | Verb::Explain => {
+            Verb::Prioritize | Verb::Bind | Verb::Explain | Verb::Whatif => {
                 Answer::json(status, &ExtenderBindingResult::error(&message), true)
             }
         }

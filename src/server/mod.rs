@@ -16,6 +16,7 @@ pub mod reload;
 mod streamed_nodes;
 pub mod tls;
 pub mod verb;
+pub mod whatif_handler;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -85,6 +86,8 @@ pub struct ServeConfig {
     /// How often the TLS files and the Policy file are read again to notice a change (SIGHUP: at
     /// once).
     pub reload_interval: Duration,
+    /// The deadline of one `POST /whatif`.
+    pub whatif_timeout: Duration,
 }
 
 impl ServeConfig {
@@ -107,6 +110,7 @@ impl ServeConfig {
             shutdown_grace: Duration::from_secs(10),
             connections: ConnectionLimits::default(),
             reload_interval: reload::RELOAD_INTERVAL,
+            whatif_timeout: whatif_handler::DEFAULT_TIMEOUT,
         }
     }
 }
@@ -129,6 +133,8 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     /// Large bodies (whole `Nodes`) are read and answered one at a time.
     pub large_bodies: LargeBodies,
+    /// `/whatif`'s deadline and its one run at a time.
+    pub whatif: whatif_handler::WhatifGate,
 }
 
 impl AppState {
@@ -151,6 +157,7 @@ impl AppState {
             watches: None,
             metrics,
             large_bodies: LargeBodies::default(),
+            whatif: whatif_handler::WhatifGate::new(defaults.whatif_timeout),
         }
     }
 
@@ -198,6 +205,7 @@ pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
         .route(&format!("{prefix}/bind"), post(handlers::bind))
         .route(&format!("{prefix}/preempt"), post(preempt_handler::preempt))
         .route(&format!("{prefix}/explain"), post(explain_handler::explain))
+        .route(&format!("{prefix}/whatif"), post(whatif_handler::whatif))
         .route_layer(axum::middleware::from_fn_with_state(Arc::clone(&state.metrics), crate::metrics::requests::track))
         .with_state(state)
 }
@@ -336,6 +344,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         watches,
         metrics: Arc::clone(&metrics),
         large_bodies: LargeBodies::default(),
+        whatif: whatif_handler::WhatifGate::new(config.whatif_timeout),
     });
 
     let (shutdown, _) = watch::channel(false);

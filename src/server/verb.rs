@@ -23,6 +23,7 @@ pub enum Verb {
     Bind,
     Preempt,
     Explain,
+    Whatif,
 }
 
 impl Verb {
@@ -34,6 +35,7 @@ impl Verb {
             Verb::Bind => "bind",
             Verb::Preempt => "preempt",
             Verb::Explain => "explain",
+            Verb::Whatif => "whatif",
         }
     }
 
@@ -43,7 +45,7 @@ impl Verb {
             Verb::Filter | Verb::Prioritize => "ExtenderArgs",
             Verb::Bind => "ExtenderBindingArgs",
             Verb::Preempt => "ExtenderPreemptionArgs",
-            Verb::Explain => "request body",
+            Verb::Explain | Verb::Whatif => "request body",
         }
     }
 }
@@ -63,6 +65,8 @@ pub enum Unanswered {
     TimedOut { verb: Verb, pod: String, nodes: usize, deadline: String },
     #[error("the {verb} request was still being decoded when the request timeout of {deadline} passed")]
     TimedOutDecoding { verb: Verb, deadline: String },
+    #[error("the what-if report did not finish within --whatif-timeout {deadline}")]
+    WhatifTimedOut { deadline: String },
     #[error("the {verb} request's body of {bytes} waited {waited} for the large request before it to be answered (whole-Nodes bodies are read one at a time; nodeCacheCapable: true sends names instead)")]
     LargeBodyWaited { verb: Verb, bytes: String, waited: String },
 }
@@ -80,6 +84,9 @@ pub enum VerbError {
     /// unknown node, a bad query parameter).
     #[error("{0}")]
     BadRequest(String),
+    /// The verb runs one request at a time and one is running (`/whatif`).
+    #[error("{0}")]
+    Busy(String),
     /// `Accept` names no format the verb answers in.
     #[error("{0}")]
     NotAcceptable(String),
@@ -98,6 +105,9 @@ pub enum VerbError {
     /// Explaining the pod failed for a reason that is not the request's.
     #[error(transparent)]
     Explain(Box<crate::explain::ExplainError>),
+    /// The what-if report failed for a reason that is not the request's.
+    #[error(transparent)]
+    Whatif(Box<crate::whatif::WhatifError>),
 }
 
 impl VerbError {
@@ -107,11 +117,14 @@ impl VerbError {
             VerbError::Body { source, .. } => source.status,
             VerbError::Malformed(_) | VerbError::BadRequest(_) => StatusCode::BAD_REQUEST,
             VerbError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            VerbError::Busy(_) => StatusCode::TOO_MANY_REQUESTS,
             VerbError::NotSynced(_) | VerbError::Unanswered(_) => match verb {
                 Verb::Filter => StatusCode::OK,
-                Verb::Prioritize | Verb::Bind | Verb::Preempt | Verb::Explain => StatusCode::SERVICE_UNAVAILABLE,
+                Verb::Prioritize | Verb::Bind | Verb::Preempt | Verb::Explain | Verb::Whatif => {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
             },
-            VerbError::Evaluation(_) | VerbError::Encode { .. } | VerbError::Explain(_) => {
+            VerbError::Evaluation(_) | VerbError::Encode { .. } | VerbError::Explain(_) | VerbError::Whatif(_) => {
                 StatusCode::INTERNAL_SERVER_ERROR
             }
         }

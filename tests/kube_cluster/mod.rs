@@ -508,10 +508,12 @@ impl Cluster {
         metric_sum(&self.extender_metrics().await, name, labels)
     }
 
-    /// POSTs a body to one of the extender's verbs and parses the JSON answer.
+    /// POSTs a body to one of the extender's verbs and parses the JSON answer (`/explain` and
+    /// `/whatif` are asked for JSON).
     pub async fn extender_post(&self, path: &str, body: &Value) -> (u16, Value) {
         let url = format!("http://{}{path}", self.extender_addr);
-        let resp = self.http.post(&url).json(body).send().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
+        let request = self.http.post(&url).header("Accept", "application/json").json(body);
+        let resp = request.send().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
         let status = resp.status().as_u16();
         let text = resp.text().await.unwrap_or_else(|e| panic!("POST {url}: {e}"));
         (status, serde_json::from_str(&text).unwrap_or_else(|e| panic!("POST {url}: not JSON ({e}): {text}")))
