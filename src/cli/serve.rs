@@ -88,6 +88,11 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "2m", value_parser = parse_duration)]
     pub whatif_timeout: Duration,
 
+    /// Serve read-only web pages on the verbs listener, beside /explain: the pending pods, a pod's
+    /// explain as a grid, the what-if report for a pasted Policy (`<url-prefix>/ui`, docs/whatif.md).
+    #[arg(long)]
+    pub web: bool,
+
     /// Serve the verbs over HTTPS with this PEM certificate (and any intermediates after it);
     /// reloaded when the file changes. Needs --tls-private-key-file.
     #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
@@ -150,6 +155,7 @@ impl ServeArgs {
         config.max_body_bytes = self.max_body_bytes;
         config.request_timeout = self.request_timeout;
         config.whatif_timeout = self.whatif_timeout;
+        config.web = self.web;
         config.max_cache_staleness = self.max_cache_staleness;
         config.assume_ttl = self.assume_ttl;
         config.shutdown_grace = self.shutdown_grace;

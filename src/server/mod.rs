@@ -16,6 +16,7 @@ pub mod reload;
 mod streamed_nodes;
 pub mod tls;
 pub mod verb;
+pub mod web;
 pub mod whatif_handler;
 
 use std::net::SocketAddr;
@@ -86,8 +87,10 @@ pub struct ServeConfig {
     /// How often the TLS files and the Policy file are read again to notice a change (SIGHUP: at
     /// once).
     pub reload_interval: Duration,
-    /// The deadline of one `POST /whatif`.
+    /// The deadline of one `POST /whatif` (and of one web page).
     pub whatif_timeout: Duration,
+    /// Serve the read-only web pages under `<urlPrefix>/ui` on the verbs listener.
+    pub web: bool,
 }
 
 impl ServeConfig {
@@ -111,6 +114,7 @@ impl ServeConfig {
             connections: ConnectionLimits::default(),
             reload_interval: reload::RELOAD_INTERVAL,
             whatif_timeout: whatif_handler::DEFAULT_TIMEOUT,
+            web: false,
         }
     }
 }
@@ -208,6 +212,16 @@ pub fn verbs_router(state: Arc<AppState>, prefix: &str) -> Router {
         .route(&format!("{prefix}/whatif"), post(whatif_handler::whatif))
         .route_layer(axum::middleware::from_fn_with_state(Arc::clone(&state.metrics), crate::metrics::requests::track))
         .with_state(state)
+}
+
+/// The verbs, and with `web` the pages beside them.
+fn verbs_and_pages(state: Arc<AppState>, prefix: &str, web: bool) -> Router {
+    let verbs = verbs_router(Arc::clone(&state), prefix);
+    if web {
+        verbs.merge(web::router(state, prefix))
+    } else {
+        verbs
+    }
 }
 
 /// A running server.
@@ -355,7 +369,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     };
     let https = tls.is_some();
     let tasks = vec![
-        serve(verbs, verbs_router(state, &config.url_prefix), "verbs", tls),
+        serve(verbs, verbs_and_pages(state, &config.url_prefix, config.web), "verbs", tls),
         // The admin listener stays plain HTTP: kubelet probes it at the pod IP.
         serve(admin, admin::router(Arc::clone(&readiness), metrics, Arc::clone(&plan)), "admin", None),
     ];

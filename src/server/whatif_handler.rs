@@ -37,7 +37,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct WhatifGate {
     pub timeout: Duration,
     /// Held by the running report until its work has stopped (not only until its answer).
-    running: Arc<tokio::sync::Semaphore>,
+    pub(crate) running: Arc<tokio::sync::Semaphore>,
 }
 
 impl WhatifGate {

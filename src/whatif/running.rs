@@ -10,6 +10,7 @@ use crate::cluster::snapshot::Nominated;
 use crate::cluster::{NodeInfo, PodInfo, Snapshot};
 use crate::engine::fits::fits_on_node;
 use crate::engine::{CancelFlag, Evaluator, Plan, Prepared};
+use crate::explain::failures::deciding_pass;
 use crate::explain::report::{build, explain_node, NodeReport};
 use crate::framework::{ClusterView, MissingState};
 use crate::whatif::pending::rank_move;
@@ -77,8 +78,7 @@ pub fn evaluate(
 }
 
 fn stopped(info: &PodInfo, after: &NodeReport, fits_elsewhere: usize) -> StoppedPod {
-    let deciding = after.pass2.as_ref().unwrap_or(&after.pass1);
-    let rejected_by = deciding
+    let rejected_by = deciding_pass(after)
         .iter()
         .filter(|v| !v.fits)
         .flat_map(|v| v.reasons.iter().map(|r| Rejection { predicate: v.predicate.clone(), reason: r.clone() }))

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::engine::Plan;
+use crate::explain::failures::deciding_pass;
 use crate::explain::report::NodeReport;
 use crate::whatif::report::{PredicateRejections, ReasonGroup, StoppedPod};
 
@@ -17,8 +18,7 @@ pub struct Rejections([BTreeMap<String, usize>; 2]);
 impl Rejections {
     /// Counts the predicates that reject in the pass that decided the node.
     pub fn count(&mut self, plan: usize, node: &NodeReport) {
-        let deciding = node.pass2.as_ref().unwrap_or(&node.pass1);
-        for v in deciding.iter().filter(|v| !v.fits) {
+        for v in deciding_pass(node).iter().filter(|v| !v.fits) {
             *self.0[plan].entry(v.predicate.clone()).or_default() += 1;
         }
     }
