@@ -640,10 +640,18 @@ impl Gen {
             let selector = self.selector();
             let rng = &mut self.rng;
             let hard = rng.percent(80);
+            let mut key = if rng.percent(50) { ZONE } else { HOSTNAME };
+            // The API server refuses two constraints with the same topologyKey and
+            // whenUnsatisfiable (`validateTopologySpreadConstraints`, "Duplicate value"): the
+            // second takes the other key.
+            let when = if hard { "DoNotSchedule" } else { "ScheduleAnyway" };
+            if cs.iter().any(|c: &Value| c["topologyKey"] == key && c["whenUnsatisfiable"] == when) {
+                key = if key == ZONE { HOSTNAME } else { ZONE };
+            }
             let mut c = json!({
                 "maxSkew": 1 + rng.below(2),
-                "topologyKey": if rng.percent(50) { ZONE } else { HOSTNAME },
-                "whenUnsatisfiable": if hard { "DoNotSchedule" } else { "ScheduleAnyway" },
+                "topologyKey": key,
+                "whenUnsatisfiable": when,
                 "labelSelector": selector,
             });
             if hard && rng.percent(25) {

@@ -413,6 +413,13 @@ func (ps *policyScheduler) clear() error {
 		}
 	}
 	ps.nodes, ps.pods, ps.nominated = nil, nil, nil
+	// The snapshot too: UpdateSnapshot rebuilds its node list (the node tree's order, zones in
+	// turn) only when a node is new to it or gone from it, so a next case with the same node names
+	// would otherwise list them in this case's order, which ServiceAffinity's "first pod" and
+	// every plugin that walks the list read.
+	if err := ps.updateSnapshot(); err != nil {
+		errs = append(errs, err.Error())
+	}
 	for _, kind := range append([]string{"Pod", "Node"}, storeKinds...) {
 		if err := ps.factory.informerOf(kind).deliver(nil); err != nil {
 			errs = append(errs, err.Error())

@@ -16,8 +16,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::testing::oracle::{compare as compare_verdicts, Disagreement};
 use serde_json::Value;
 
+use crate::predicates::no_volume_zone_conflict::ERR_VOLUME_ZONE_CONFLICT;
 use crate::testing::policy_oracle::policies::{ONE_SIDED_PREDICATES, ONE_SIDED_PRIORITIES};
-use crate::testing::policy_oracle::{Answer, Ours, PolicyCase};
+use crate::testing::policy_oracle::{case_facts, Answer, Ours, PolicyCase};
 
 /// How far apart (in classic points, 0..=10 per priority, per unit of weight) the two sides' scores
 /// of one plugin may be: each side truncates its own scale, and averages of truncated parts
@@ -242,7 +243,7 @@ fn requested_resources(pod: &Value) -> BTreeSet<String> {
 }
 
 /// Every heading [`documented`] answers: a `###` heading of docs/semantics.md ("Against v1.22 with
-/// a Policy"), or a bold item of its "Open" list.
+/// a Policy").
 pub const DOCUMENTED: &[&str] = &[
     "Classic names v1.22 no longer registers",
     "Checks v1.22 added",
@@ -250,9 +251,9 @@ pub const DOCUMENTED: &[&str] = &[
     "Resources the pod does not request",
     "Pod overhead in the resource scores",
     "RequestedToCapacityRatio averages a resource scoring 0",
-    "Open: CheckServiceAffinity",
-    "Open: EvenPodsSpread",
-    "Open: volumes, zones and missing objects",
+    "CheckServiceAffinity's first pod",
+    "NoVolumeZoneConflict is today's VolumeZone",
+    "EvenPodsSpread counts only the nodes it spreads over",
     "v1.22's ServiceAffinity and nominated pods",
 ];
 
@@ -301,23 +302,12 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
         Finding::Verdict(d) if d.what == "extender fits, oracle rejects" && overcommitted(d, case) => {
             Some("Resources the pod does not request")
         }
-        // Over-committed resources beside a spread rejection: the spread one is the open question.
-        Finding::Verdict(d)
-            if d.what == "extender fits, oracle rejects"
-                && d.oracle.reasons.iter().any(|r| r.starts_with("PodTopologySpread: "))
-                && d.oracle.reasons.iter().all(|r| {
-                    r.starts_with("PodTopologySpread: ") || r.starts_with("NodeResourcesFit: Insufficient ")
-                }) =>
-        {
-            let requested = requested_resources(&case.case.pod);
-            d.oracle
-                .reasons
-                .iter()
-                .filter_map(|r| r.strip_prefix("NodeResourcesFit: Insufficient "))
-                .all(|name| !requested.contains(name))
-                .then_some("Open: EvenPodsSpread")
+        // The same, in the pass with the nominated pods: v1.22 stops there, the extender goes on to
+        // the pass without them and reports what fails in it.
+        Finding::Verdict(d) if d.what == "resolvable differs" && overcommitted(d, case) && has_nominated(case) => {
+            Some("Resources the pod does not request")
         }
-        Finding::Verdict(d) => open_verdict(d),
+        Finding::Verdict(d) => verdict_difference(d, case),
         Finding::CycleError(e)
             if e.contains("running \"ServiceAffinity\" filter plugin") && e.contains("node not found") =>
         {
@@ -336,6 +326,14 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
     }
 }
 
+/// The case has a pod nominated to a node: the filter runs twice.
+fn has_nominated(case: &PolicyCase) -> bool {
+    case.case
+        .objects
+        .iter()
+        .any(|o| o["kind"] == "Pod" && o["status"]["nominatedNodeName"].as_str().is_some_and(|n| !n.is_empty()))
+}
+
 /// v1.22 rejects the node only for resources the pod does not request, on a node already over
 /// its allocatable in them.
 fn overcommitted(d: &Disagreement, case: &PolicyCase) -> bool {
@@ -347,31 +345,49 @@ fn overcommitted(d: &Disagreement, case: &PolicyCase) -> bool {
             .all(|r| r.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name)))
 }
 
-/// The verdict differences not explained yet (docs/semantics.md, "Open"), each told by the
-/// plugin or message it involves.
-fn open_verdict(d: &Disagreement) -> Option<&'static str> {
-    let both = || d.extender.reasons.iter().chain(&d.oracle.reasons);
-    let missing_volume_object = |r: &String| {
-        ["persistentvolumeclaim \"", "persistentvolume \"", "storageclass.storage.k8s.io \""]
-            .iter()
-            .any(|p| r.starts_with(p) && r.ends_with("not found"))
-    };
-    if both().any(|r| r.contains("service affinity")) {
-        Some("Open: CheckServiceAffinity")
-    } else if (d.what == "extender fits, oracle rejects"
-        && d.oracle.reasons.iter().all(|r| r.starts_with("PodTopologySpread: ")))
+/// The claim lookups NoVolumeZoneConflict fails a pod with (today's VolumeZone PreFilter, and
+/// v1.22's Filter on a node with topology labels).
+fn claim_lookup_failure(reason: &str) -> bool {
+    let missing = ["persistentvolumeclaim \"", "persistentvolume \"", "storageclass.storage.k8s.io \""]
+        .iter()
+        .any(|p| reason.starts_with(p) && reason.ends_with("not found"));
+    missing
+        || reason.starts_with("PersistentVolumeClaim had no")
+        || reason == "PersistentVolume had no name"
+        || reason.starts_with("VolumeBindingMode not set for StorageClass")
+}
+
+/// Only the spread constraints reject the node, on the side that rejects it (on v1.22's side, with
+/// resources the pod does not request beside them: "Resources the pod does not request").
+fn spread_only(d: &Disagreement, case: &PolicyCase) -> bool {
+    let requested = requested_resources(&case.case.pod);
+    let unrequested =
+        |r: &String| r.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name));
+    (d.what == "extender fits, oracle rejects"
+        && d.oracle.reasons.iter().any(|r| r.starts_with("PodTopologySpread: "))
+        && d.oracle.reasons.iter().all(|r| r.starts_with("PodTopologySpread: ") || unrequested(r)))
         || (d.what == "extender rejects, oracle fits"
             && d.extender.reasons.iter().all(|r| r == "node(s) didn't match pod topology spread constraints"))
+}
+
+/// The verdict differences whose cause the case shows (docs/semantics.md).
+fn verdict_difference(d: &Disagreement, case: &PolicyCase) -> Option<&'static str> {
+    let both = || d.extender.reasons.iter().chain(&d.oracle.reasons);
+    let volume_zone_conflict = "VolumeZone: node(s) had no available volume zone";
+    if both().any(|r| r.contains("service affinity")) && case_facts::service_pods_disagree_on_labels(case) {
+        Some("CheckServiceAffinity's first pod")
+    } else if spread_only(d, case) && case_facts::spread_counts_left_out_nodes(case) {
+        Some("EvenPodsSpread counts only the nodes it spreads over")
+    } else if d.extender.reasons.iter().any(|r| claim_lookup_failure(r))
+        && !d.oracle.reasons.iter().any(|r| claim_lookup_failure(r.split_once(": ").map_or(r, |(_, m)| m)))
+        && case_facts::node_without_topology_labels(case, &d.node)
     {
-        Some("Open: EvenPodsSpread")
-    } else if d.extender.reasons.iter().any(missing_volume_object)
-        || d.extender
-            .reasons
-            .iter()
-            .any(|r| r.starts_with("PersistentVolumeClaim had no") || r == "PersistentVolume had no name")
-        || d.oracle.reasons.iter().any(|r| r.starts_with("VolumeZone: "))
+        Some("NoVolumeZoneConflict is today's VolumeZone")
+    } else if d.oracle.reasons.iter().any(|r| r == volume_zone_conflict)
+        && !d.extender.reasons.iter().any(|r| *r == ERR_VOLUME_ZONE_CONFLICT.to_string())
+        && case_facts::beta_volume_label_on_ga_node(case, &d.node)
     {
-        Some("Open: volumes, zones and missing objects")
+        Some("NoVolumeZoneConflict is today's VolumeZone")
     } else {
         None
     }

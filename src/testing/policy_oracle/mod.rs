@@ -8,6 +8,7 @@
 //! Driven by `examples/policy-oracle-compare.rs` (N cases) and `tests/policy_oracle_smoke.rs`
 //! (CI). What differs on purpose, and why, is docs/semantics.md ("Against v1.22 with a Policy").
 
+pub mod case_facts;
 pub mod cluster;
 pub mod compare;
 pub mod policies;
