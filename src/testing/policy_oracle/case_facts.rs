@@ -144,3 +144,89 @@ pub fn spread_counts_left_out_nodes(case: &PolicyCase) -> bool {
         shares && n.pods.pods().iter().any(|p| p.pod.metadata.namespace == pod.pod.metadata.namespace)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::oracle::Case;
+    use serde_json::json;
+
+    fn node(name: &str, labels: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "status": {"allocatable": {"pods": "10"}}})
+    }
+
+    fn pod(name: &str, on: &str, labels: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": name, "labels": labels},
+            "spec": {"nodeName": on, "containers": [{"name": "c"}]}})
+    }
+
+    fn case(policy: Value, objects: Vec<Value>, pending: Value) -> PolicyCase {
+        PolicyCase { policy, case: Case { seed: 0, objects, pod: pending } }
+    }
+
+    fn zone_affinity() -> Value {
+        json!({"kind": "Policy", "apiVersion": "v1",
+            "predicates": [{"name": "Z", "argument": {"serviceAffinity": {"labels": [ZONE]}}}]})
+    }
+
+    #[test]
+    fn service_pods_disagree_only_when_their_nodes_differ_on_a_free_label() {
+        let pending = |selector: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending", "namespace": "default", "labels": {"app": "web"}},
+                "spec": {"nodeSelector": selector}})
+        };
+        let objects = |zone_b: &str| {
+            vec![
+                node("a", json!({ZONE: "z1"})),
+                node("b", json!({ZONE: zone_b})),
+                pod("p", "a", json!({"app": "web"})),
+                pod("q", "b", json!({"app": "web", "tier": "x"})),
+                // Not of the service: lacks the pending pod's label.
+                pod("r", "c", json!({})),
+            ]
+        };
+        let disagree = |zone_b: &str, selector: Value| {
+            service_pods_disagree_on_labels(&case(zone_affinity(), objects(zone_b), pending(selector)))
+        };
+        assert!(disagree("z2", json!({})));
+        assert!(!disagree("z1", json!({})), "both in z1");
+        assert!(!disagree("z2", json!({ZONE: "z1"})), "the nodeSelector fixes the zone");
+    }
+
+    #[test]
+    fn a_beta_volume_label_counts_only_on_a_node_with_the_ga_label_alone() {
+        let pending = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending", "namespace": "default"},
+            "spec": {"volumes": [{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]}});
+        let objects = |node_labels: Value| {
+            vec![
+                node("n", node_labels),
+                json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c", "namespace": "default"}, "spec": {"volumeName": "pv"}}),
+                json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv", "labels": {BETA_ZONE: "z1"}}, "spec": {}}),
+            ]
+        };
+        let on = |labels: Value| beta_volume_label_on_ga_node(&case(json!({}), objects(labels), pending.clone()), "n");
+        assert!(on(json!({ZONE: "z1"})));
+        assert!(!on(json!({BETA_ZONE: "z1", ZONE: "z1"})), "the node has the beta key too");
+        assert!(!on(json!({})), "no topology label: both pass it");
+        assert!(node_without_topology_labels(&case(json!({}), objects(json!({"disk": "ssd"})), pending.clone()), "n"));
+    }
+
+    #[test]
+    fn spread_counts_a_left_out_node_only_when_it_shares_a_counted_domain() {
+        let pending = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pending", "namespace": "default"},
+            "spec": {"topologySpreadConstraints": [
+                {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}},
+                {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}}]}});
+        let objects = |left_out_zone: &str| {
+            vec![
+                node("a", json!({ZONE: "z1", "kubernetes.io/hostname": "a"})),
+                // No hostname label: spreading leaves it out.
+                node("b", json!({ZONE: left_out_zone})),
+                pod("p", "b", json!({})),
+            ]
+        };
+        let facts = |zone: &str| spread_counts_left_out_nodes(&case(json!({}), objects(zone), pending.clone()));
+        assert!(facts("z1"));
+        assert!(!facts("z9"), "its zone is no counted domain");
+    }
+}

@@ -373,20 +373,23 @@ fn spread_only(d: &Disagreement, case: &PolicyCase) -> bool {
 /// The verdict differences whose cause the case shows (docs/semantics.md).
 fn verdict_difference(d: &Disagreement, case: &PolicyCase) -> Option<&'static str> {
     let both = || d.extender.reasons.iter().chain(&d.oracle.reasons);
-    let volume_zone_conflict = "VolumeZone: node(s) had no available volume zone";
+    // v1.22 passes a node without topology labels before it looks the claims up.
+    let unlabelled_node_passes = || {
+        d.extender.reasons.iter().any(|r| claim_lookup_failure(r))
+            && !d.oracle.reasons.iter().any(|r| claim_lookup_failure(r.split_once(": ").map_or(r, |(_, m)| m)))
+            && case_facts::node_without_topology_labels(case, &d.node)
+    };
+    // v1.22 matches a beta volume label against the same key only.
+    let beta_label_conflicts = || {
+        d.oracle.reasons.iter().any(|r| r == "VolumeZone: node(s) had no available volume zone")
+            && !d.extender.reasons.iter().any(|r| *r == ERR_VOLUME_ZONE_CONFLICT.to_string())
+            && case_facts::beta_volume_label_on_ga_node(case, &d.node)
+    };
     if both().any(|r| r.contains("service affinity")) && case_facts::service_pods_disagree_on_labels(case) {
         Some("CheckServiceAffinity's first pod")
     } else if spread_only(d, case) && case_facts::spread_counts_left_out_nodes(case) {
         Some("EvenPodsSpread counts only the nodes it spreads over")
-    } else if d.extender.reasons.iter().any(|r| claim_lookup_failure(r))
-        && !d.oracle.reasons.iter().any(|r| claim_lookup_failure(r.split_once(": ").map_or(r, |(_, m)| m)))
-        && case_facts::node_without_topology_labels(case, &d.node)
-    {
-        Some("NoVolumeZoneConflict is today's VolumeZone")
-    } else if d.oracle.reasons.iter().any(|r| r == volume_zone_conflict)
-        && !d.extender.reasons.iter().any(|r| *r == ERR_VOLUME_ZONE_CONFLICT.to_string())
-        && case_facts::beta_volume_label_on_ga_node(case, &d.node)
-    {
+    } else if unlabelled_node_passes() || beta_label_conflicts() {
         Some("NoVolumeZoneConflict is today's VolumeZone")
     } else {
         None
