@@ -495,8 +495,15 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
         "Kubernetes {minor}"
     );
     assert!(message.contains("untolerated taint"), "kube-scheduler's own reason for the tainted node: {message}");
+    // kube-scheduler records the event and patches the pod's status separately: the condition may
+    // land after the event (seen once on 1.36: no conditions yet when the event was read).
+    let scheduled = eventually("the pod's PodScheduled condition with the event's message", DEADLINE, || async {
+        let pod = pods(&cluster).get("best-effort").await.ok()?;
+        let scheduled = pod.status?.conditions?.into_iter().find(|c| c.type_ == "PodScheduled")?;
+        (scheduled.message.as_deref() == Some(message.as_str())).then_some(scheduled)
+    })
+    .await;
     let pod = pods(&cluster).get("best-effort").await.unwrap();
-    let scheduled = pod.status.unwrap().conditions.unwrap().into_iter().find(|c| c.type_ == "PodScheduled").unwrap();
     assert_eq!((scheduled.status.as_str(), scheduled.reason.as_deref()), ("False", Some("Unschedulable")));
     let condition_message = scheduled.message.unwrap_or_default();
     assert_eq!(condition_message, message, "the condition says what the event says");

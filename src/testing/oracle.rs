@@ -307,6 +307,10 @@ pub const REASON_MAP: &[(&str, &[&str])] = &[
         ],
     ),
     ("PodTopologySpread", &["node(s) didn't match pod topology spread constraints"]),
+    // v1.22's plugins for the custom `labelsPresence` and `serviceAffinity` predicates (the Policy
+    // comparison; today's kube-scheduler has neither).
+    ("NodeLabel", &["node(s) didn't have the requested labels"]),
+    ("ServiceAffinity", &["node(s) didn't match service affinity"]),
     (
         "InterPodAffinity",
         &[

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::testing::oracle::{compare as compare_verdicts, Disagreement};
+use crate::testing::oracle::{compare as compare_verdicts, reason_gaps, Disagreement, OracleNode};
 use serde_json::Value;
 
 use crate::predicates::no_volume_zone_conflict::ERR_VOLUME_ZONE_CONFLICT;
@@ -307,6 +307,10 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
         Finding::Verdict(d) if d.what == "resolvable differs" && overcommitted(d, case) && has_nominated(case) => {
             Some("Resources the pod does not request")
         }
+        // With `--reasons`: v1.22 adds the over-committed resource to reasons both give.
+        Finding::Verdict(d) if d.what == "reasons differ" && overcommitted_beside_the_same_reasons(d, case) => {
+            Some("Resources the pod does not request")
+        }
         Finding::Verdict(d) => verdict_difference(d, case),
         Finding::CycleError(e)
             if e.contains("running \"ServiceAffinity\" filter plugin") && e.contains("node not found") =>
@@ -324,6 +328,27 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
         }
         _ => None,
     }
+}
+
+/// v1.22's reasons agree with the extender's (as `--reasons` compares them: each rejecting plugin
+/// has a classic message, each message a plugin) once the insufficiencies of resources the pod
+/// does not request, which only v1.22 gives, are left out.
+fn overcommitted_beside_the_same_reasons(d: &Disagreement, case: &PolicyCase) -> bool {
+    let requested = requested_resources(&case.case.pod);
+    let (extra, rest): (Vec<&String>, Vec<&String>) =
+        d.oracle.reasons.iter().partition(|r| {
+            r.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name))
+        });
+    let plugins: Vec<Value> = rest
+        .iter()
+        .filter_map(|r| r.split_once(": "))
+        .map(|(plugin, message)| serde_json::json!({"plugin": plugin, "code": "Unschedulable", "reasons": [message]}))
+        .collect();
+    let Ok(without) = serde_json::from_value::<OracleNode>(serde_json::json!({"fits": false, "plugins": plugins}))
+    else {
+        return false;
+    };
+    !extra.is_empty() && reason_gaps(&d.extender.reasons, &without).is_empty()
 }
 
 /// The case has a pod nominated to a node: the filter runs twice.
