@@ -47,7 +47,7 @@ const ZONE: &str = "topology.kubernetes.io/zone";
 const REGION: &str = "topology.kubernetes.io/region";
 
 /// The labels compared, in upstream's order.
-const TOPOLOGY_LABELS: [&str; 4] = [BETA_ZONE, BETA_REGION, ZONE, REGION];
+pub const TOPOLOGY_LABELS: [&str; 4] = [BETA_ZONE, BETA_REGION, ZONE, REGION];
 
 /// Separates the zones of a multi-zone PV label value (`cloudvolume.LabelMultiZoneDelimiter`).
 const MULTI_ZONE_DELIMITER: &str = "__";
@@ -60,7 +60,7 @@ fn unresolvable(message: String) -> Reason {
 }
 
 /// The GA key of a deprecated beta topology key; other keys unchanged.
-fn translate_to_ga_label(key: &str) -> &str {
+pub fn translate_to_ga_label(key: &str) -> &str {
     match key {
         BETA_REGION => REGION,
         BETA_ZONE => ZONE,

@@ -646,7 +646,7 @@ impl Gen {
             let hard = rng.percent(80);
             let mut key = if rng.percent(50) { ZONE } else { HOSTNAME };
             // The API server refuses two constraints with the same topologyKey and
-            // whenUnsatisfiable (`validateTopologySpreadConstraints`, "Duplicate value"): the
+            // whenUnsatisfiable (`ValidateSpreadConstraintNotRepeat`, "Duplicate value"): the
             // second takes the other key.
             let when = if hard { "DoNotSchedule" } else { "ScheduleAnyway" };
             if cs.iter().any(|c: &Value| c["topologyKey"] == key && c["whenUnsatisfiable"] == when) {
@@ -879,5 +879,30 @@ fn remove_path(v: &mut Value, path: &[String]) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pods carry only spread constraints the API server admits: no two with the same
+    /// topologyKey and whenUnsatisfiable (v1.22 `validation.go`, `ValidateSpreadConstraintNotRepeat`).
+    /// Such a pair, which the generator once drew, counts the pods of both selectors into one
+    /// domain in v1.22 and the classic predicate alike (their state is per topology key).
+    #[test]
+    fn no_pod_has_two_spread_constraints_on_one_key_and_action() {
+        let mut with_two = 0;
+        for seed in 0..3000 {
+            let case = generate(&Domain::shared(), seed);
+            for pod in case.objects.iter().chain(std::iter::once(&case.pod)) {
+                let constraints = pod["spec"]["topologySpreadConstraints"].as_array().cloned().unwrap_or_default();
+                let pairs: std::collections::BTreeSet<String> =
+                    constraints.iter().map(|c| format!("{}/{}", c["topologyKey"], c["whenUnsatisfiable"])).collect();
+                assert_eq!(pairs.len(), constraints.len(), "seed {seed}: {constraints:?}");
+                with_two += usize::from(constraints.len() > 1);
+            }
+        }
+        assert!(with_two > 100, "only {with_two} pods with two constraints");
     }
 }

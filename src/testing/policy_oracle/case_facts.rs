@@ -9,13 +9,9 @@ use serde_json::Value;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::plugin_helpers::node_affinity::matches_node_selector;
+use crate::predicates::no_volume_zone_conflict::{translate_to_ga_label, TOPOLOGY_LABELS};
 use crate::testing::oracle;
 use crate::testing::policy_oracle::PolicyCase;
-
-const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
-const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
-const ZONE: &str = "topology.kubernetes.io/zone";
-const REGION: &str = "topology.kubernetes.io/region";
 
 /// The node's labels, when the case has the node.
 fn node_labels<'a>(case: &'a PolicyCase, node: &str) -> Option<BTreeMap<&'a str, &'a str>> {
@@ -36,7 +32,7 @@ fn labels_of(object: &Value) -> BTreeMap<&str, &str> {
 /// The node carries none of the four topology labels VolumeZone reads: v1.22's Filter passes it
 /// before looking any claim up (`volumezone/volume_zone.go`: `len(nodeConstraints) == 0`).
 pub fn node_without_topology_labels(case: &PolicyCase, node: &str) -> bool {
-    node_labels(case, node).is_some_and(|l| [BETA_ZONE, BETA_REGION, ZONE, REGION].iter().all(|k| !l.contains_key(*k)))
+    node_labels(case, node).is_some_and(|l| TOPOLOGY_LABELS.iter().all(|k| !l.contains_key(*k)))
 }
 
 /// A PersistentVolume bound to one of the pod's claims has a beta topology label the node lacks
@@ -59,8 +55,9 @@ pub fn beta_volume_label_on_ga_node(case: &PolicyCase, node: &str) -> bool {
             return false;
         };
         let Some(pv) = find("PersistentVolume", pv_name, None) else { return false };
-        [(BETA_ZONE, ZONE), (BETA_REGION, REGION)].iter().any(|(beta, ga)| {
-            labels_of(pv).contains_key(beta) && !node_labels.contains_key(*beta) && node_labels.contains_key(*ga)
+        labels_of(pv).keys().any(|key| {
+            let ga = translate_to_ga_label(key);
+            ga != *key && !node_labels.contains_key(key) && node_labels.contains_key(ga)
         })
     })
 }
@@ -148,6 +145,7 @@ pub fn spread_counts_left_out_nodes(case: &PolicyCase) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::labels::{BETA_ZONE, GA_ZONE as ZONE};
     use crate::testing::oracle::Case;
     use serde_json::json;
 

@@ -336,9 +336,7 @@ pub fn documented(finding: &Finding, case: &PolicyCase) -> Option<&'static str> 
 fn overcommitted_beside_the_same_reasons(d: &Disagreement, case: &PolicyCase) -> bool {
     let requested = requested_resources(&case.case.pod);
     let (extra, rest): (Vec<&String>, Vec<&String>) =
-        d.oracle.reasons.iter().partition(|r| {
-            r.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name))
-        });
+        d.oracle.reasons.iter().partition(|r| unrequested_insufficiency(r, &requested));
     let plugins: Vec<Value> = rest
         .iter()
         .filter_map(|r| r.split_once(": "))
@@ -359,15 +357,22 @@ fn has_nominated(case: &PolicyCase) -> bool {
         .any(|o| o["kind"] == "Pod" && o["status"]["nominatedNodeName"].as_str().is_some_and(|n| !n.is_empty()))
 }
 
+/// v1.22's reason says a resource the pod does not request is insufficient (the node's pods
+/// already request more of it than it has).
+fn unrequested_insufficiency(reason: &str, requested: &BTreeSet<String>) -> bool {
+    reason.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name))
+}
+
+/// The message of one of v1.22's `plugin: message` reasons.
+fn message_of(reason: &str) -> &str {
+    reason.split_once(": ").map_or(reason, |(_, message)| message)
+}
+
 /// v1.22 rejects the node only for resources the pod does not request, on a node already over
 /// its allocatable in them.
 fn overcommitted(d: &Disagreement, case: &PolicyCase) -> bool {
     let requested = requested_resources(&case.case.pod);
-    !d.oracle.reasons.is_empty()
-        && d.oracle
-            .reasons
-            .iter()
-            .all(|r| r.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name)))
+    !d.oracle.reasons.is_empty() && d.oracle.reasons.iter().all(|r| unrequested_insufficiency(r, &requested))
 }
 
 /// The claim lookups NoVolumeZoneConflict fails a pod with (today's VolumeZone PreFilter, and
@@ -386,11 +391,12 @@ fn claim_lookup_failure(reason: &str) -> bool {
 /// resources the pod does not request beside them: "Resources the pod does not request").
 fn spread_only(d: &Disagreement, case: &PolicyCase) -> bool {
     let requested = requested_resources(&case.case.pod);
-    let unrequested =
-        |r: &String| r.strip_prefix("NodeResourcesFit: Insufficient ").is_some_and(|name| !requested.contains(name));
     (d.what == "extender fits, oracle rejects"
         && d.oracle.reasons.iter().any(|r| r.starts_with("PodTopologySpread: "))
-        && d.oracle.reasons.iter().all(|r| r.starts_with("PodTopologySpread: ") || unrequested(r)))
+        && d.oracle
+            .reasons
+            .iter()
+            .all(|r| r.starts_with("PodTopologySpread: ") || unrequested_insufficiency(r, &requested)))
         || (d.what == "extender rejects, oracle fits"
             && d.extender.reasons.iter().all(|r| r == "node(s) didn't match pod topology spread constraints"))
 }
@@ -401,7 +407,7 @@ fn verdict_difference(d: &Disagreement, case: &PolicyCase) -> Option<&'static st
     // v1.22 passes a node without topology labels before it looks the claims up.
     let unlabelled_node_passes = || {
         d.extender.reasons.iter().any(|r| claim_lookup_failure(r))
-            && !d.oracle.reasons.iter().any(|r| claim_lookup_failure(r.split_once(": ").map_or(r, |(_, m)| m)))
+            && !d.oracle.reasons.iter().any(|r| claim_lookup_failure(message_of(r)))
             && case_facts::node_without_topology_labels(case, &d.node)
     };
     // v1.22 matches a beta volume label against the same key only.

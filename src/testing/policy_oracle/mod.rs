@@ -282,24 +282,4 @@ mod tests {
         eprintln!("{refused} refused, {scored} scored, {always_all} check all, {ordered} ordered");
         assert!(always_all as u64 > cases / 3 && (ordered as u64) > cases / 20, "{always_all} {ordered}");
     }
-
-    /// The pods carry only spread constraints the API server admits: no two with the same
-    /// topologyKey and whenUnsatisfiable (v1.22 `validation.go`, `ValidateSpreadConstraintNotRepeat`).
-    /// Such a pair, which the generator once drew, counts the pods of both selectors into one
-    /// domain in v1.22 and the classic predicate alike (their state is per topology key).
-    #[test]
-    fn no_pod_has_two_spread_constraints_on_one_key_and_action() {
-        let mut with_two = 0;
-        for seed in 0..3000 {
-            let case = generate(seed);
-            for pod in case.case.objects.iter().chain(std::iter::once(&case.case.pod)) {
-                let constraints = pod["spec"]["topologySpreadConstraints"].as_array().cloned().unwrap_or_default();
-                let pairs: std::collections::BTreeSet<String> =
-                    constraints.iter().map(|c| format!("{}/{}", c["topologyKey"], c["whenUnsatisfiable"])).collect();
-                assert_eq!(pairs.len(), constraints.len(), "seed {seed}: {constraints:?}");
-                with_two += usize::from(constraints.len() > 1);
-            }
-        }
-        assert!(with_two > 100, "only {with_two} pods with two constraints");
-    }
 }
