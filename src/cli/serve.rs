@@ -74,6 +74,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub parallelism: Option<u16>,
 
+    /// /filter and /prioritize bodies up to this size (Kubernetes suffixes work) are answered on the
+    /// thread that read them, one node after another, without waking the evaluator's workers; 0
+    /// sends every request to the workers.
+    #[arg(long, default_value = "32Ki", value_parser = parse_byte_size_or_zero)]
+    pub inline_max_bytes: usize,
+
     /// Largest request body accepted, in bytes; Kubernetes suffixes work (128Mi).
     #[arg(long, default_value = "128Mi", value_parser = parse_byte_size)]
     pub max_body_bytes: usize,
@@ -152,6 +158,7 @@ impl ServeArgs {
         if let Some(parallelism) = self.parallelism {
             config.parallelism = usize::from(parallelism);
         }
+        config.inline_max_bytes = self.inline_max_bytes;
         config.max_body_bytes = self.max_body_bytes;
         config.request_timeout = self.request_timeout;
         config.whatif_timeout = self.whatif_timeout;
@@ -209,10 +216,17 @@ fn parse_url_prefix(s: &str) -> Result<String, String> {
 }
 
 fn parse_byte_size(s: &str) -> Result<usize, String> {
+    match parse_byte_size_or_zero(s)? {
+        0 => Err(format!("must be a positive number of bytes (got {s:?})")),
+        n => Ok(n),
+    }
+}
+
+fn parse_byte_size_or_zero(s: &str) -> Result<usize, String> {
     let q = Quantity::parse(s).map_err(|e| e.to_string())?;
     let n = q.value();
-    if n <= 0 {
-        return Err(format!("must be a positive number of bytes (got {s:?})"));
+    if n < 0 {
+        return Err(format!("must be a number of bytes, 0 or more (got {s:?})"));
     }
     usize::try_from(n).map_err(|_| format!("too large (got {s:?})"))
 }
@@ -256,6 +270,11 @@ mod tests {
         let cpus = std::thread::available_parallelism().map_or(16, |n| n.get().min(16));
         assert_eq!(c.parallelism, cpus);
         assert_eq!(c.max_body_bytes, 128 << 20);
+        assert_eq!(
+            c.inline_max_bytes,
+            predicate_extender::server::DEFAULT_INLINE_MAX_BYTES,
+            "the flag's default is the library's"
+        );
         assert_eq!(c.request_timeout, Duration::from_secs(4));
         assert_eq!(c.shutdown_grace, Duration::from_secs(10));
         assert_eq!(c.tls, None);
@@ -334,6 +353,8 @@ mod tests {
             (vec!["--demo", "--parallelism", "0"], "--parallelism"),
             (vec!["--demo", "--max-body-bytes", "lots"], "--max-body-bytes"),
             (vec!["--demo", "--max-body-bytes", "0"], "--max-body-bytes"),
+            (vec!["--demo", "--inline-max-bytes=-1"], "--inline-max-bytes"),
+            (vec!["--demo", "--inline-max-bytes", "some"], "--inline-max-bytes"),
             (vec!["--demo", "--request-timeout", "4"], "--request-timeout"),
             (vec!["--demo", "--log-format", "xml"], "--log-format"),
             (vec!["--demo", "--cluster-snapshot", "c.json"], "--cluster-snapshot"),
@@ -358,6 +379,8 @@ mod tests {
         assert_eq!(a.url_prefix, "/scheduler");
         assert_eq!(a.max_body_bytes, 1 << 30);
         assert_eq!(a.request_timeout, Duration::from_millis(250));
+        assert_eq!(parse(&["--demo", "--inline-max-bytes", "0"]).unwrap().to_config().unwrap().inline_max_bytes, 0);
+        assert_eq!(parse(&["--demo", "--inline-max-bytes", "64Ki"]).unwrap().inline_max_bytes, 64 << 10);
 
         let a = parse(&[
             "--demo",

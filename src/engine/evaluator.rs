@@ -1,6 +1,8 @@
 //! The parallel node evaluator: runs a function over every node on a fixed `rayon` pool, one
 //! contiguous chunk of the nodes per worker, writes each result into the slot of its input position
 //! (no lock, output in input order), and stops starting new nodes once the request is cancelled.
+//! Its [`Evaluator::inline`] view runs the same work on the calling thread instead, one node after
+//! another: for requests too small to be worth handing to the pool.
 //!
 //! One chunk per worker rather than rayon's adaptive splitting: in alternating load runs at 5,000
 //! nodes on 2 cores it had the lower median and a far lower tail (docs/performance-log.md, "The
@@ -8,24 +10,40 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use rayon::prelude::*;
 
-/// Set when the request is abandoned: the client went away or the deadline passed.
+/// Set when the request is abandoned: the client went away or the deadline passed. A flag with a
+/// deadline also reads as cancelled once the deadline has passed: an inline evaluation has no
+/// other task that could set it in time.
 #[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
+pub struct CancelFlag {
+    flag: Arc<AtomicBool>,
+    deadline: Option<Instant>,
+}
 
 impl CancelFlag {
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A flag that is also cancelled once `deadline` has passed.
+    pub fn with_deadline(deadline: Instant) -> Self {
+        CancelFlag { flag: Arc::default(), deadline: Some(deadline) }
+    }
+
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
     }
 
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed) || self.deadline_passed()
+    }
+
+    /// Whether this flag's deadline (if it has one) has passed.
+    pub fn deadline_passed(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 
@@ -45,12 +63,18 @@ pub fn default_parallelism() -> usize {
     std::thread::available_parallelism().map_or(MAX_DEFAULT_PARALLELISM, |n| n.get().min(MAX_DEFAULT_PARALLELISM))
 }
 
-/// A pool of `parallelism` workers.
+/// A pool of `parallelism` workers, or a view of it that evaluates on the calling thread.
 #[derive(Debug)]
 pub struct Evaluator {
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     parallelism: usize,
+    /// Evaluates on the calling thread ([`Evaluator::inline`]).
+    inline: bool,
 }
+
+/// How many nodes an inline evaluation evaluates between two looks at its cancel flag (whose
+/// deadline costs a clock read).
+const INLINE_CANCEL_EVERY: usize = 8;
 
 impl Evaluator {
     pub fn new(parallelism: usize) -> Result<Self, rayon::ThreadPoolBuildError> {
@@ -59,11 +83,26 @@ impl Evaluator {
             .num_threads(parallelism)
             .thread_name(|i| format!("evaluator-{i}"))
             .build()?;
-        Ok(Evaluator { pool, parallelism })
+        Ok(Evaluator { pool: Arc::new(pool), parallelism, inline: false })
     }
 
     pub fn parallelism(&self) -> usize {
         self.parallelism
+    }
+
+    /// This evaluator running its work on the calling thread, one node after another, and what it
+    /// would run after the answer on the calling thread's tokio runtime (at once without one). For
+    /// a request of a few hundred nodes, handing it to the pool costs more than it saves on a
+    /// small machine: a wake-up of a worker, of the second worker for its half, of the handler
+    /// when it is done, and the workers' idle spinning after each request, on the cores
+    /// kube-scheduler is waiting to use (docs/throughput.md, "The extender's side").
+    pub fn inline(&self) -> Evaluator {
+        Evaluator { pool: Arc::clone(&self.pool), parallelism: 1, inline: true }
+    }
+
+    /// Whether this is an [`Evaluator::inline`] view.
+    pub fn is_inline(&self) -> bool {
+        self.inline
     }
 
     /// Applies `f` to every item, in parallel, returning the results in input order. The items are
@@ -84,6 +123,16 @@ impl Evaluator {
         R: Send,
         F: Fn(usize, &T) -> R + Sync + Send,
     {
+        if self.inline {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                if i % INLINE_CANCEL_EVERY == 0 && cancel.is_cancelled() {
+                    return Err(Cancelled);
+                }
+                out.push(f(i, item));
+            }
+            return Ok(out);
+        }
         let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
         let chunk = items.len().div_ceil(self.parallelism).max(1);
         self.pool.install(|| {
@@ -103,7 +152,16 @@ impl Evaluator {
     /// (freeing its thousands of candidates and verdicts, recording its sampled timings) need
     /// not stand between its answer and the client.
     pub fn after_answer(&self, work: impl FnOnce() + Send + 'static) {
-        self.detached(work);
+        if !self.inline {
+            self.detached(work);
+            return;
+        }
+        // Spawned from a runtime thread, the task waits in that thread's own queue for the
+        // handler to return: no other thread is woken for it.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(async move { work() })),
+            Err(_) => work(),
+        }
     }
 
     /// Runs `work` on the pool; nobody waits for it here (it reports through what it captures).
@@ -155,6 +213,52 @@ mod tests {
             assert_eq!(out, (1..=len).collect::<Vec<_>>(), "{workers} workers, {len} items");
             assert_eq!(calls.load(Ordering::Relaxed), len, "{workers} workers, {len} items");
         }
+    }
+
+    #[test]
+    fn the_inline_view_maps_in_order_on_the_calling_thread() {
+        let ev = Evaluator::new(2).unwrap().inline();
+        assert!(ev.is_inline());
+        let items: Vec<u64> = (0..1_000).collect();
+        let out = ev
+            .map(&items, &CancelFlag::new(), |x| {
+                assert_eq!(rayon::current_thread_index(), None, "an inline evaluation ran on the pool");
+                x * 2
+            })
+            .unwrap();
+        assert_eq!(out, items.iter().map(|x| x * 2).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_passed_deadline_cancels_an_inline_evaluation() {
+        let ev = Evaluator::new(2).unwrap().inline();
+        let cancel = CancelFlag::with_deadline(Instant::now() + std::time::Duration::from_millis(20));
+        let items: Vec<u32> = (0..1_000).collect();
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let out = ev.map(&items, &cancel, |_| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        });
+        assert_eq!(out, Err(Cancelled));
+        assert!(cancel.deadline_passed());
+        let calls = calls.load(Ordering::Relaxed);
+        assert!((20..items.len()).contains(&calls), "{calls} nodes evaluated");
+    }
+
+    #[test]
+    fn work_after_an_inline_answer_runs_on_the_runtime_or_at_once() {
+        let ev = Evaluator::new(1).unwrap().inline();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sent = tx.clone();
+        ev.after_answer(move || sent.send("without a runtime").unwrap());
+        assert_eq!(rx.try_recv(), Ok("without a runtime"), "ran at once");
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        runtime.block_on(async {
+            ev.after_answer(move || tx.send("on the runtime").unwrap());
+            assert!(rx.try_recv().is_err(), "ran before the caller returned");
+            tokio::task::yield_now().await;
+        });
+        assert_eq!(rx.try_recv(), Ok("on the runtime"));
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub struct RequestMetrics {
     timeouts: Family<VerbLabels, Counter>,
     candidates: Family<FormLabels, Counter>,
     phases: Family<PhaseLabels, DurationHistogram, fn() -> DurationHistogram>,
+    inline: Family<VerbLabels, Counter>,
 }
 
 /// How a request named its candidates: `NodeNames` (nodeCacheCapable; `unknown` counts the names
@@ -142,9 +143,13 @@ impl RequestMetrics {
             timeouts: Family::default(),
             candidates: Family::default(),
             phases: Family::new_with_constructor(phase_buckets),
+            inline: Family::default(),
         };
         for verb in EVALUATED_VERBS {
             m.timeouts.get_or_create_owned(&VerbLabels { verb });
+        }
+        for verb in ["filter", "prioritize"] {
+            m.inline.get_or_create_owned(&VerbLabels { verb });
         }
         registry.register("http_requests", "Requests answered, by verb and HTTP status code", m.requests.clone());
         registry.register_with_unit(
@@ -176,11 +181,21 @@ impl RequestMetrics {
         );
         registry.register_with_unit(
             "request_phase_duration",
-            "Time a /filter or /prioritize answered on the pool spent in each phase: read (the body), queue (waiting for a worker), decode, resolve (candidates in the cluster model), prepare (per-request predicate state), evaluate (the node loop), encode (the answer), resume (back to the connection's task)",
+            "Time a /filter or /prioritize spent in each phase: read (the body), queue (waiting for a worker; none when answered inline), decode, resolve (candidates in the cluster model), prepare (per-request predicate state), evaluate (the node loop), encode (the answer), resume (back to the connection's task)",
             Unit::Seconds,
             m.phases.clone(),
         );
+        registry.register(
+            "inline_requests",
+            "Requests of /filter and /prioritize answered on the thread that read them, without the evaluator's pool (a body of at most --inline-max-bytes), by verb",
+            m.inline.clone(),
+        );
         m
+    }
+
+    /// A request of `verb` was answered inline.
+    pub fn answered_inline(&self, verb: &str) {
+        self.inline.get_or_create(&VerbLabels { verb: verb_of(verb) }).inc();
     }
 
     /// Where one request of `verb` spent its time.

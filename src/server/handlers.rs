@@ -88,19 +88,21 @@ fn resolve_request<'a>(
         return Err(VerbError::NotSynced(message));
     }
     let snapshot = state.store.snapshot();
-    let (candidates, request_nodes) = match args.nodes {
-        Candidates::Names(names) => {
-            (names.into_par_iter().map(|n| Candidate::by_name(&snapshot, n)).collect::<Vec<_>>(), None)
-        }
-        Candidates::Nodes(list) => {
-            let (raws, candidates): (Vec<&RawValue>, Vec<Candidate>) = list
-                .items
-                .into_par_iter()
-                .map(|item| {
-                    let (node, nominated) = snapshot.candidate_for(item.node);
-                    (item.raw, Candidate::Known(node, nominated))
-                })
-                .unzip();
+    let by_name = |n| Candidate::by_name(&snapshot, n);
+    let from_request = |item: crate::wire::RequestNode<'a>| {
+        let (node, nominated) = snapshot.candidate_for(item.node);
+        (item.raw, Candidate::Known(node, nominated))
+    };
+    // In parallel on the evaluator's pool; one after another on a request answered inline.
+    let (candidates, request_nodes) = match (args.nodes, rayon::current_thread_index().is_some()) {
+        (Candidates::Names(names), true) => (names.into_par_iter().map(by_name).collect::<Vec<_>>(), None),
+        (Candidates::Names(names), false) => (names.into_iter().map(by_name).collect::<Vec<_>>(), None),
+        (Candidates::Nodes(list), parallel) => {
+            let (raws, candidates): (Vec<&RawValue>, Vec<Candidate>) = if parallel {
+                list.items.into_par_iter().map(from_request).unzip()
+            } else {
+                list.items.into_iter().map(from_request).unzip()
+            };
             (candidates, Some((list.metadata, raws)))
         }
     };
@@ -185,18 +187,52 @@ async fn run_on_pool_within<R: Send + 'static>(
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err(Unanswered::Cancelled),
         Err(_elapsed) => {
             cancel.cancel();
-            state.metrics.requests.timed_out(name);
-            let deadline = humantime::format_duration(state.request_timeout).to_string();
-            Err(match subject.get() {
-                Some((pod, nodes)) => {
-                    tracing::warn!(verb = name, pod, nodes, "request timed out");
-                    Unanswered::TimedOut { verb, pod: pod.to_string(), nodes, deadline }
-                }
-                None => {
-                    tracing::warn!(verb = name, "request timed out while its body was decoded");
-                    Unanswered::TimedOutDecoding { verb, deadline }
-                }
-            })
+            Err(timed_out(state, verb, &subject))
+        }
+    }
+}
+
+/// A /filter or /prioritize whose body is at most `--inline-max-bytes`, answered on this thread
+/// ([`Evaluator::inline`]) within `left` of the request deadline. Nothing but the deadline can
+/// cancel it: a client that goes away is noticed once the answer is written.
+fn answer_inline(
+    state: &AppState,
+    verb: Verb,
+    body: &RequestBody,
+    subject: &Subject,
+    left: Duration,
+    work: VerbWork,
+    mut clock: PhaseClock,
+) -> Result<(Answer, PhaseClock), Unanswered> {
+    let cancel = CancelFlag::with_deadline(Instant::now() + left);
+    let ev = state.evaluator.inline();
+    clock.lap(Phase::Queue);
+    let request = Incoming { state, body, subject, cancel: &cancel };
+    state.metrics.requests.answered_inline(verb.name());
+    match work(&request, &ev, &mut clock) {
+        Ok(answer) => {
+            if let Some((_, nodes)) = subject.get() {
+                state.metrics.requests.evaluated(verb.name(), nodes);
+            }
+            Ok((answer, clock))
+        }
+        Err(Cancelled) => Err(timed_out(state, verb, subject)),
+    }
+}
+
+/// Counts and logs a request whose deadline passed; its answer.
+fn timed_out(state: &AppState, verb: Verb, subject: &Subject) -> Unanswered {
+    let name = verb.name();
+    state.metrics.requests.timed_out(name);
+    let deadline = humantime::format_duration(state.request_timeout).to_string();
+    match subject.get() {
+        Some((pod, nodes)) => {
+            tracing::warn!(verb = name, pod, nodes, "request timed out");
+            Unanswered::TimedOut { verb, pod: pod.to_string(), nodes, deadline }
+        }
+        None => {
+            tracing::warn!(verb = name, "request timed out while its body was decoded");
+            Unanswered::TimedOutDecoding { verb, deadline }
         }
     }
 }
@@ -425,15 +461,21 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
         Err(answer) => return answer.into_response(),
     };
     clock.lap(Phase::Read);
-    let (subject, cancel) = (Arc::new(Subject::default()), CancelFlag::new());
-    let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
-    let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
-    let answered = run_on_pool_within(&state, request, left, move |ev| {
-        clock.lap(Phase::Queue);
-        let request = Incoming { state: &on_pool, body: &body, subject: &pool_subject, cancel: &pool_cancel };
-        work(&request, ev, &mut clock).map(|answer| (answer, clock))
-    })
-    .await;
+    let subject = Arc::new(Subject::default());
+    let inline = matches!(&body, RequestBody::Whole(bytes) if bytes.len() <= state.inline_max_bytes);
+    let answered = if inline {
+        answer_inline(&state, verb, &body, &subject, left, work, clock)
+    } else {
+        let cancel = CancelFlag::new();
+        let request = PoolRequest { verb, subject: Arc::clone(&subject), cancel: &cancel };
+        let (on_pool, pool_subject, pool_cancel) = (Arc::clone(&state), Arc::clone(&subject), cancel.clone());
+        run_on_pool_within(&state, request, left, move |ev| {
+            clock.lap(Phase::Queue);
+            let request = Incoming { state: &on_pool, body: &body, subject: &pool_subject, cancel: &pool_cancel };
+            work(&request, ev, &mut clock).map(|answer| (answer, clock))
+        })
+        .await
+    };
     let (pod, nodes) = subject.get().unwrap_or_default();
     let (answer, clock) = match answered {
         Ok((answer, mut clock)) => {
@@ -450,6 +492,7 @@ async fn answer_on_pool(state: Arc<AppState>, headers: HeaderMap, body: Body, ve
         pod,
         nodes,
         feasible = answer.feasible,
+        inline,
         elapsed_us,
         read_us = us(Phase::Read),
         queue_us = us(Phase::Queue),

@@ -39,17 +39,28 @@ pub fn bindings(cluster: &Cluster, namespace: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// `expected` pods of `namespace` were bound, every binding by the extender, no pod twice. The
-/// audit event of a binding is written once its response is (a client can see the pod bound a
-/// moment before the event is in the log): the count is awaited.
+/// The user agent of the extender's requests begins with this.
+pub const EXTENDER: &str = "predicate-extender/";
+
+/// The user agent of kube-scheduler's requests begins with this.
+pub const KUBE_SCHEDULER: &str = "kube-scheduler/";
+
+/// `expected` pods of `namespace` were bound, every binding by the extender, no pod twice.
 pub async fn assert_bound_once_each_by_the_extender(cluster: &Cluster, namespace: &str, expected: usize) {
+    assert_bound_once_each_by(cluster, namespace, expected, EXTENDER).await
+}
+
+/// `expected` pods of `namespace` were bound, every binding by the client whose user agent begins
+/// with `binder`, no pod twice. The audit event of a binding is written once its response is (a
+/// client can see the pod bound a moment before the event is in the log): the count is awaited.
+pub async fn assert_bound_once_each_by(cluster: &Cluster, namespace: &str, expected: usize, binder: &str) {
     let all = eventually(&format!("{expected} bindings in {namespace} in the audit log"), DEADLINE, || async {
         let all = bindings(cluster, namespace);
         (all.len() >= expected).then_some(all)
     })
     .await;
-    let by_other: Vec<_> = all.iter().filter(|(_, agent)| !agent.starts_with("predicate-extender/")).collect();
-    assert!(by_other.is_empty(), "bindings not made by the extender: {by_other:?}");
+    let by_other: Vec<_> = all.iter().filter(|(_, agent)| !agent.starts_with(binder)).collect();
+    assert!(by_other.is_empty(), "bindings not made by {binder}: {by_other:?}");
     let mut seen = BTreeSet::new();
     let twice: Vec<_> = all.iter().filter(|(pod, _)| !seen.insert(pod.clone())).collect();
     assert!(twice.is_empty(), "pods bound more than once: {twice:?}");

@@ -46,6 +46,15 @@ pub fn with_policy_only_plugins(mut config: Value) -> Value {
     config
 }
 
+/// `config` without the extender's `bindVerb`: kube-scheduler binds every pod itself (its
+/// DefaultBinder), and the extender learns of each binding from its watch of the pods.
+pub fn with_kube_scheduler_binding(mut config: Value) -> Value {
+    let extender = config.pointer_mut("/extenders/0").and_then(Value::as_object_mut);
+    let removed = extender.and_then(|e| e.remove("bindVerb"));
+    assert!(removed.is_some(), "the shipped configuration has no extenders[0].bindVerb: {config}");
+    config
+}
+
 /// The shipped configuration for a test cluster.
 pub fn adjusted(shipped: &Value, kubeconfig: &Path, extender_url: &str) -> Value {
     let mut config = shipped.clone();

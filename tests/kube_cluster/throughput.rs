@@ -33,6 +33,9 @@ pub enum Config {
     /// The shipped configuration calling an extender that does no work (tests/kube_cluster/
     /// null_extender.rs): the cost of the protocol itself.
     Null,
+    /// The shipped configuration without `bindVerb`: kube-scheduler binds the pods itself, and the
+    /// extender learns each binding from its watch.
+    KubeBinds,
 }
 
 /// One measurement: the cluster's size and the configuration.
@@ -45,7 +48,8 @@ pub struct Run {
     pub config: Config,
     /// Another extender's URL instead of this project's.
     pub extender_url: Option<String>,
-    /// Where to write kube-scheduler's CPU profile (pprof) and the extender's (`perf record`)
+    /// Where to write kube-scheduler's and kube-apiserver's CPU profiles (pprof) and the
+    /// extender's (`perf record`)
     /// over the first `profile_seconds` of the measured pods.
     pub profile: Option<(std::path::PathBuf, u32)>,
     /// More arguments for this project's extender (`--parallelism=1`).
@@ -95,6 +99,11 @@ fn alone(config: Value) -> Value {
     let mut config = raise_qps(config);
     config.as_object_mut().unwrap().remove("extenders");
     config
+}
+
+/// The shipped configuration with kube-scheduler binding (configuration `kube-binds`).
+fn kube_binds(config: Value) -> Value {
+    super::scheduler_config::with_kube_scheduler_binding(raise_qps(config))
 }
 
 /// The profile of `config/scheduler-config-policy.yaml` (configuration `policy`).
@@ -346,6 +355,7 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
         Config::Alone => alone,
         Config::Extender | Config::Null => raise_qps,
         Config::Policy => policy_only,
+        Config::KubeBinds => kube_binds,
     };
     let null = if config == Config::Null { Some(super::null_extender::listen().await) } else { None };
     let extender_url = match &null {
@@ -360,6 +370,8 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
         scheduler_settings: args.scheduler_settings.clone(),
         extender_url,
         controller_manager: args.workload.needs_controller_manager(),
+        // The test clusters' API server serves no /debug/pprof; a profiled run needs it.
+        apiserver_args: if args.profile.is_some() { vec!["--profiling=true".to_string()] } else { Vec::new() },
         ..Options::default()
     };
     let cluster = Cluster::start_with(binaries, &format!("throughput-{config:?}-{round}"), options).await;
@@ -520,8 +532,20 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     RunResult { config, samples, latencies_ms, sli, wall, bound: bound.len(), split }
 }
 
-/// Starts kube-scheduler's CPU profile (its `/debug/pprof/profile`) and, when `perf` is there, a
-/// `perf record` of the extender, both for `seconds`; the task ends when both are written.
+/// A GET of the API server as the cluster's admin, its answer's bytes (a pprof profile is not
+/// text).
+async fn apiserver_get_bytes(client: kube::Client, path: String) -> Vec<u8> {
+    use futures::AsyncReadExt;
+    let request = hyper::Request::get(&path).body(Vec::new()).unwrap();
+    let mut body = client.request_stream(request).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    let mut bytes = Vec::new();
+    body.read_to_end(&mut bytes).await.unwrap_or_else(|e| panic!("GET {path}: {e}"));
+    bytes
+}
+
+/// Starts kube-scheduler's and kube-apiserver's CPU profiles (their `/debug/pprof/profile`) and,
+/// when `perf` is there, a `perf record` of the extender, all for `seconds`; the task ends when
+/// all are written.
 fn start_profiles(
     cluster: &Cluster,
     dir: &std::path::Path,
@@ -542,9 +566,14 @@ fn start_profiles(
             .ok()
     });
     let (port, pprof) = (cluster.scheduler_ports[0], stem.with_extension("kube-scheduler.pprof"));
+    let (client, apiserver_pprof) = (cluster.client.clone(), stem.with_extension("kube-apiserver.pprof"));
     tokio::spawn(async move {
-        let profile = super::scheduler_get_at(port, format!("/debug/pprof/profile?seconds={seconds}")).await;
+        let path = format!("/debug/pprof/profile?seconds={seconds}");
+        let apiserver = tokio::spawn(apiserver_get_bytes(client, path.clone()));
+        let profile = super::scheduler_get_at(port, path).await;
         std::fs::write(&pprof, profile).unwrap_or_else(|e| panic!("{}: {e}", pprof.display()));
+        let profile = apiserver.await.unwrap_or_else(|e| panic!("the API server's profile: {e}"));
+        std::fs::write(&apiserver_pprof, profile).unwrap_or_else(|e| panic!("{}: {e}", apiserver_pprof.display()));
         if let Some(mut perf) = perf {
             let _ = tokio::task::spawn_blocking(move || perf.wait()).await;
         }
