@@ -105,7 +105,7 @@ async fn main() {
             };
             let r = run(&spec, round).await;
             let avg = r.average();
-            let line = json!({"workload": format!("{:?}", args.workload), "config": config_name(config), "round": round, "nodes": args.nodes,
+            let line = json!({"workload": format!("{:?}", args.workload), "config": config.name(), "round": round, "nodes": args.nodes,
                 "settings": args.settings.iter().map(|(p, v)| format!("{p}={v}")).collect::<Vec<_>>(),
                 "extenderArgs": args.extender_args,
                 "initialPods": args.initial_pods, "measuredPods": args.measured_pods, "bound": r.bound, "completeAt": args.complete_at,
@@ -169,10 +169,4 @@ async fn main() {
             }
         }
     }
-}
-
-/// A configuration's name as `--configs` spells it.
-fn config_name(config: Config) -> String {
-    use clap::ValueEnum;
-    config.to_possible_value().map_or_else(|| format!("{config:?}"), |v| v.get_name().to_string())
 }

@@ -28,6 +28,7 @@ pub mod gen_cluster;
 pub mod hashing;
 pub mod labels;
 pub mod metrics;
+pub mod parallel;
 pub mod plugin_helpers;
 pub mod policy;
 pub mod predicates;

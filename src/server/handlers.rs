@@ -15,12 +15,12 @@ use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use rayon::prelude::*;
 use serde_json::value::RawValue;
 
 use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob, Timed};
 use crate::metrics::phases::{Phase, PhaseClock};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
+use crate::parallel::map_where_running;
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
 use crate::server::body::{declared_length, read_body, BodyError};
 use crate::server::item_archive::ItemArchive;
@@ -88,21 +88,15 @@ fn resolve_request<'a>(
         return Err(VerbError::NotSynced(message));
     }
     let snapshot = state.store.snapshot();
-    let by_name = |n| Candidate::by_name(&snapshot, n);
-    let from_request = |item: crate::wire::RequestNode<'a>| {
-        let (node, nominated) = snapshot.candidate_for(item.node);
-        (item.raw, Candidate::Known(node, nominated))
-    };
-    // In parallel on the evaluator's pool; one after another on a request answered inline.
-    let (candidates, request_nodes) = match (args.nodes, rayon::current_thread_index().is_some()) {
-        (Candidates::Names(names), true) => (names.into_par_iter().map(by_name).collect::<Vec<_>>(), None),
-        (Candidates::Names(names), false) => (names.into_iter().map(by_name).collect::<Vec<_>>(), None),
-        (Candidates::Nodes(list), parallel) => {
-            let (raws, candidates): (Vec<&RawValue>, Vec<Candidate>) = if parallel {
-                list.items.into_par_iter().map(from_request).unzip()
-            } else {
-                list.items.into_iter().map(from_request).unzip()
-            };
+    let (candidates, request_nodes) = match args.nodes {
+        Candidates::Names(names) => (map_where_running(names, |_, n| Candidate::by_name(&snapshot, n)), None),
+        Candidates::Nodes(list) => {
+            let (raws, candidates): (Vec<&RawValue>, Vec<Candidate>) = map_where_running(list.items, |_, item| {
+                let (node, nominated) = snapshot.candidate_for(item.node);
+                (item.raw, Candidate::Known(node, nominated))
+            })
+            .into_iter()
+            .unzip();
             (candidates, Some((list.metadata, raws)))
         }
     };
@@ -174,14 +168,11 @@ async fn run_on_pool_within<R: Send + 'static>(
     work: impl FnOnce(&Evaluator) -> Result<R, Cancelled> + Send + 'static,
 ) -> Result<R, Unanswered> {
     let PoolRequest { verb, subject, cancel } = request;
-    let name = verb.name();
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
     let rx = state.evaluator.spawn(work);
     match tokio::time::timeout(left, rx).await {
         Ok(Ok(Ok(v))) => {
-            if let Some((_, nodes)) = subject.get() {
-                state.metrics.requests.evaluated(name, nodes);
-            }
+            evaluated(state, verb, &subject);
             Ok(v)
         }
         Ok(Ok(Err(_))) | Ok(Err(_)) => Err(Unanswered::Cancelled),
@@ -211,12 +202,17 @@ fn answer_inline(
     state.metrics.requests.answered_inline(verb.name());
     match work(&request, &ev, &mut clock) {
         Ok(answer) => {
-            if let Some((_, nodes)) = subject.get() {
-                state.metrics.requests.evaluated(verb.name(), nodes);
-            }
+            evaluated(state, verb, subject);
             Ok((answer, clock))
         }
         Err(Cancelled) => Err(timed_out(state, verb, subject)),
+    }
+}
+
+/// Counts the nodes of a request evaluated to the end.
+fn evaluated(state: &AppState, verb: Verb, subject: &Subject) {
+    if let Some((_, nodes)) = subject.get() {
+        state.metrics.requests.evaluated(verb.name(), nodes);
     }
 }
 

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 
-use rayon::prelude::*;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -156,17 +155,12 @@ fn decode_nodes<'a>(
     }
     let mut taken = predecoded.map(|p| p.take(body, items)).unwrap_or_default();
     taken.resize_with(items.len(), || None);
-    // Nodes decode independently: in parallel when this runs on a rayon pool (the evaluator's,
-    // from the handler), one after another on any other thread (a request answered inline). The
-    // first failing item, in list order, is the one reported.
-    let decode = |i: usize, raw: &'a RawValue, pre: Option<Result<Node, WireError>>| {
+    // Nodes decode independently (in parallel on the evaluator's pool). The first failing item, in
+    // list order, is the one reported.
+    let decoded = crate::parallel::map_where_running(taken, |i, pre| {
+        let raw: &'a RawValue = items[i];
         pre.unwrap_or_else(|| decode_node(i, raw.get())).map(|node| RequestNode { raw, node })
-    };
-    let decoded: Vec<Result<RequestNode<'a>, WireError>> = if rayon::current_thread_index().is_some() {
-        items.par_iter().zip(taken).enumerate().map(|(i, (&raw, pre))| decode(i, raw, pre)).collect()
-    } else {
-        items.iter().zip(taken).enumerate().map(|(i, (&raw, pre))| decode(i, raw, pre)).collect()
-    };
+    });
     let items = decoded.into_iter().collect::<Result<Vec<_>, _>>()?;
     Ok(RequestNodes { metadata: metadata.filter(|m| m.get() != "null"), items })
 }

@@ -38,6 +38,14 @@ pub enum Config {
     KubeBinds,
 }
 
+impl Config {
+    /// The name as `--configs` spells it (`kube-binds`).
+    pub fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value().map_or_else(|| format!("{self:?}"), |v| v.get_name().to_string())
+    }
+}
+
 /// One measurement: the cluster's size and the configuration.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -554,7 +562,7 @@ fn start_profiles(
     round: usize,
 ) -> tokio::task::JoinHandle<()> {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let stem = dir.join(format!("{}-{round}", format!("{config:?}").to_lowercase()));
+    let stem = dir.join(format!("{}-{round}", config.name()));
     let perf = cluster.extender.as_ref().and_then(|e| e.pid()).and_then(|pid| {
         let out = stem.with_extension("extender.perf");
         std::process::Command::new("perf")
