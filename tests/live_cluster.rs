@@ -233,10 +233,12 @@ async fn bind_goes_through_the_api_server_and_maps_its_answers() {
     eventually("pods known", DEADLINE, || async { (model_pods(&server).len() == 3).then_some(()) }).await;
     let uid = uid_of(&api, "pending");
 
-    // Success: the Binding names the pod, its UID and the node.
+    // Success: the Binding names the pod, its UID and the node, in protobuf as kube-scheduler's
+    // binder sends it.
     assert_eq!(bind(&server, "pending", &uid, "n1").await, "");
     assert_eq!(api.get("Pod", "default", "pending").unwrap()["spec"]["nodeName"], "n1");
     let sent = api.requests().into_iter().rfind(|r| r.path.ends_with("/pods/pending/binding")).unwrap();
+    assert_eq!(sent.content_type, "application/vnd.kubernetes.protobuf");
     let binding: Value = serde_json::from_str(&sent.body).unwrap();
     assert_eq!(binding["metadata"]["name"], "pending");
     assert_eq!(binding["metadata"]["uid"], json!(uid));

@@ -4,6 +4,7 @@
 
 pub mod api_server;
 pub mod model;
+pub mod protobuf;
 
 use std::future::Future;
 use std::pin::Pin;

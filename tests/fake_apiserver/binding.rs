@@ -11,6 +11,24 @@ use super::status::{details, forbidden_response, internal_error, json_response, 
 use super::store::{parse, Key};
 use super::{now_rfc3339, BindFault, BindingRecord, KindInfo, Shared};
 
+/// A protobuf-encoded Binding as the JSON object it stands for (the fields a Binding sets; an
+/// absent one absent, as in a JSON Binding).
+pub(super) fn protobuf_as_json(body: &[u8]) -> Result<axum::body::Bytes, String> {
+    let binding = predicate_extender::bind::protobuf::Binding::decode_object(body)?;
+    let meta = binding.metadata.unwrap_or_default();
+    let target = binding.target.unwrap_or_default();
+    let object = |fields: Vec<(&str, Option<String>)>| -> Value {
+        fields.into_iter().filter_map(|(k, v)| Some((k.to_string(), Value::String(v?)))).collect()
+    };
+    let json = json!({
+        "kind": "Binding",
+        "apiVersion": "v1",
+        "metadata": object(vec![("name", meta.name), ("namespace", meta.namespace), ("uid", meta.uid)]),
+        "target": object(vec![("kind", target.kind), ("name", target.name)]),
+    });
+    Ok(json.to_string().into_bytes().into())
+}
+
 /// Answers a binding request, with the fault the test chose for it, and records what came of it.
 pub(super) async fn bind(shared: &Arc<Shared>, ns: &str, name: &str, body: &[u8]) -> Response {
     let pod = format!("{ns}/{name}");

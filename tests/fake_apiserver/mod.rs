@@ -137,7 +137,10 @@ pub struct RecordedRequest {
     pub method: String,
     pub path: String,
     pub query: String,
+    /// The body; a protobuf Binding as the JSON it stands for.
     pub body: String,
+    /// The `Content-Type` header, as sent.
+    pub content_type: String,
     /// When it arrived.
     pub at: Instant,
 }
@@ -562,6 +565,18 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         Ok(b) => b,
         Err(_) => return status_response(413, "RequestEntityTooLarge", "request body too large", None),
     };
+    let content_type =
+        parts.headers.get(axum::http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("").to_string();
+    // The only protobuf this server reads is a Binding; kube-apiserver answers an undecodable
+    // body with 400.
+    let body = if content_type == predicate_extender::bind::protobuf::CONTENT_TYPE {
+        match binding::protobuf_as_json(&body) {
+            Ok(json) => json,
+            Err(message) => return status_response(400, "BadRequest", &message, None),
+        }
+    } else {
+        body
+    };
     let method = parts.method;
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().unwrap_or("").to_string();
@@ -573,6 +588,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
                 path: path.clone(),
                 query: query.clone(),
                 body: String::from_utf8_lossy(&body).into_owned(),
+                content_type,
                 at: Instant::now(),
             });
         }
