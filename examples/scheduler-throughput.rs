@@ -115,7 +115,8 @@ async fn main() {
                 "cpuMsPerPod": r.split.cpu_ms_per_pod.iter().map(|(n, ms)| (n.clone(), json!(ms))).collect::<serde_json::Map<_, _>>(),
                 "schedulerAttemptMs": r.split.attempt_ms, "schedulerAlgorithmMs": r.split.algorithm_ms,
                 "apiserverRequestsPerPod": r.split.apiserver_requests.iter().map(|(s, n)| (s.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
-                "extenderRequestMs": r.split.extender_ms.iter().map(|(v, ms)| (v.to_string(), json!(ms))).collect::<serde_json::Map<_, _>>()});
+                "extenderRequestMs": r.split.extender_ms.iter().map(|(v, ms)| (v.to_string(), json!(ms))).collect::<serde_json::Map<_, _>>(),
+                "extenderRejectionsPerPod": r.split.extender_rejections.iter().map(|(p, n)| (p.clone(), json!(n))).collect::<serde_json::Map<_, _>>()});
             println!(
                 "| {:?} | {round} | {} | {} | {} | {avg:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} |",
                 config,
@@ -144,6 +145,11 @@ async fn main() {
             let top: Vec<String> =
                 r.split.apiserver_requests.iter().take(8).map(|(s, n)| format!("{s} {n:.2}")).collect();
             eprintln!("  {config:?} {round}: API server requests per pod: {}", top.join("; "));
+            if !r.split.extender_rejections.is_empty() {
+                let rejected: Vec<String> =
+                    r.split.extender_rejections.iter().map(|(p, n)| format!("{p} {n:.1}")).collect();
+                eprintln!("  {config:?} {round}: nodes the extender failed per pod: {}", rejected.join("; "));
+            }
             if let Some(path) = &args.json {
                 use std::io::Write;
                 let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).unwrap();

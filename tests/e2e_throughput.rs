@@ -6,6 +6,7 @@
 
 mod kube_cluster;
 
+use kube_cluster::prometheus::{counter_deltas, mean_between, metric_sum, quantile_between, samples, Sample};
 use kube_cluster::throughput::{run, Config, Run};
 use kube_cluster::workloads::Workload;
 
@@ -67,4 +68,65 @@ async fn the_volumes_workload_binds_every_pod_and_its_claim() {
         kube_cluster::throughput::percentile(&result.latencies_ms, 0.5),
         kube_cluster::throughput::percentile(&result.latencies_ms, 0.99)
     );
+}
+
+const BEFORE: &str = "# HELP x_seconds A histogram.\n\
+    # TYPE x_seconds histogram\n\
+    x_seconds_bucket{verb=\"filter\",le=\"0.1\"} 1\n\
+    x_seconds_bucket{verb=\"filter\",le=\"1\"} 2\n\
+    x_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 2\n\
+    x_seconds_sum{verb=\"filter\"} 0.6\n\
+    x_seconds_count{verb=\"filter\"} 2\n\
+    requests_total{verb=\"POST\",resource=\"pods\",subresource=\"binding\"} 5\n\
+    requests_total{verb=\"POST\",resource=\"pods\",subresource=\"\"} 7\n\
+    up 1\n";
+
+const AFTER: &str = "x_seconds_bucket{verb=\"filter\",le=\"0.1\"} 1\n\
+    x_seconds_bucket{verb=\"filter\",le=\"1\"} 12\n\
+    x_seconds_bucket{verb=\"filter\",le=\"+Inf\"} 12\n\
+    x_seconds_bucket{verb=\"bind\",le=\"0.1\"} 0\n\
+    x_seconds_bucket{verb=\"bind\",le=\"1\"} 0\n\
+    x_seconds_bucket{verb=\"bind\",le=\"+Inf\"} 10\n\
+    x_seconds_sum{verb=\"filter\"} 5.6\n\
+    x_seconds_count{verb=\"filter\"} 12\n\
+    requests_total{verb=\"POST\",resource=\"pods\",subresource=\"binding\"} 8\n\
+    requests_total{verb=\"POST\",resource=\"pods\",subresource=\"\"} 7\n\
+    requests_total{verb=\"GET\",resource=\"nodes\",subresource=\"\"} 4\n\
+    quoted{path=\"a \\\"b\\\", c\",code=\"200\"} 3\n\
+    up 1\n";
+
+/// The harness reads the Prometheus text format it scrapes: labels by name (quoted commas and
+/// escaped quotes inside values), comments and unlabelled samples.
+#[test]
+fn the_harness_reads_names_labels_and_values_of_prometheus_text() {
+    let all: Vec<Sample> = samples(AFTER).collect();
+    assert_eq!(all.len(), 13);
+    assert_eq!(all[12], Sample { name: "up", labels: "", value: 1.0 });
+    let quoted = &all[11];
+    assert_eq!(quoted.label("path"), Some(r#"a \"b\", c"#));
+    assert_eq!(quoted.label("code"), Some("200"));
+    assert_eq!(quoted.label("pat"), None);
+    assert!(quoted.has_all(&[r#"code="200""#]));
+    assert!(!quoted.has_all(&[r#"code="20""#]), "a whole value, not a prefix");
+}
+
+/// What the harness reports from two scrapes: sums, counter growth by labels, histogram means and
+/// quantiles (linear in the bucket, as PromQL's histogram_quantile).
+#[test]
+fn the_harness_sums_differences_means_and_quantiles_of_two_scrapes() {
+    assert_eq!(metric_sum(AFTER, "requests_total", &[r#"verb="POST""#]), 15.0);
+    assert_eq!(metric_sum(AFTER, "requests_total", &[]), 19.0);
+    assert_eq!(
+        counter_deltas(BEFORE, AFTER, "requests_total", &["verb", "resource", "subresource"]),
+        vec![
+            ("verb=GET,resource=nodes".to_string(), 4.0),
+            ("verb=POST,resource=pods,subresource=binding".to_string(), 3.0)
+        ]
+    );
+    assert!((mean_between(BEFORE, AFTER, "x_seconds", &[r#"verb="filter""#]) - 0.5).abs() < 1e-9);
+    assert_eq!(mean_between(BEFORE, AFTER, "x_seconds", &[r#"verb="bind""#]), 0.0, "nothing observed");
+    // Between the scrapes: 10 filters in (0.1, 1], 10 binds above 1.
+    assert!((quantile_between(BEFORE, AFTER, "x_seconds", 0.25) - 0.55).abs() < 1e-9);
+    assert_eq!(quantile_between(BEFORE, AFTER, "x_seconds", 0.99), 1.0, "in +Inf: the last finite bound");
+    assert_eq!(quantile_between(AFTER, AFTER, "x_seconds", 0.5), 0.0);
 }

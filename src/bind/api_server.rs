@@ -7,9 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Pod as ApiPod;
-use kube::api::PostParams;
-use kube::{Api, Client, Resource};
+use kube::{Api, Client};
 
 use crate::bind::{protobuf, BindError, Binder};
 use crate::cluster::model_writer::ModelWriter;
@@ -66,21 +64,10 @@ impl ApiServerBinder {
     /// in protobuf, as kube-scheduler's binder sends it (the API server decodes it for a quarter
     /// of a JSON one's CPU); the answer comes back in JSON, a `Status` either way.
     async fn post_binding(&self, args: &ExtenderBindingArgs, pod: &str) -> Result<(), BindError> {
-        let body =
-            protobuf::Binding::of(&args.pod_namespace, &args.pod_name, &args.pod_uid, &args.node).encode_object();
-        let url_path = ApiPod::url_path(&(), Some(&args.pod_namespace));
-        let request = || -> Result<http::Request<Vec<u8>>, kube::Error> {
-            let mut request = kube::core::Request::new(&url_path)
-                .create_subresource("binding", &args.pod_name, &PostParams::default(), body.clone())
-                .map_err(kube::Error::BuildRequest)?;
-            let headers = request.headers_mut();
-            headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(protobuf::CONTENT_TYPE));
-            headers.insert(http::header::ACCEPT, http::HeaderValue::from_static("application/json"));
-            Ok(request)
-        };
+        let binding = protobuf::Binding::of(&args.pod_namespace, &args.pod_name, &args.pod_uid, &args.node);
         let mut attempt = 0;
         let outcome = loop {
-            let result = match request() {
+            let result = match binding.request() {
                 Ok(request) => self.client.request::<serde_json::Value>(request).await,
                 Err(e) => Err(e),
             };

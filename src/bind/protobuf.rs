@@ -8,6 +8,9 @@
 //! message. Only the fields a binding sets are declared; the field numbers are those of
 //! `k8s.io/api/core/v1/generated.proto` and `k8s.io/apimachinery/pkg/{runtime,apis/meta/v1}`.
 
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::PostParams;
+use kube::Resource;
 use prost::Message;
 
 /// What every protobuf-encoded Kubernetes object starts with.
@@ -96,6 +99,27 @@ impl Binding {
         body
     }
 
+    /// The `POST .../pods/{name}/binding` that creates it, for `kube::Client::request`: the
+    /// Binding in protobuf, the answer (a `Status`, success or not) asked for in JSON. Fails only
+    /// on a name that cannot be a path segment.
+    pub fn request(&self) -> Result<http::Request<Vec<u8>>, kube::Error> {
+        let meta = self.metadata.as_ref();
+        let namespace = meta.and_then(|m| m.namespace.as_deref()).unwrap_or_default();
+        let name = meta.and_then(|m| m.name.as_deref()).unwrap_or_default();
+        for (what, segment) in [("namespace", namespace), ("pod name", name)] {
+            path_segment(segment).map_err(|why| {
+                kube::Error::BuildRequest(kube::core::request::Error::Validation(format!("{what} {segment:?} {why}")))
+            })?;
+        }
+        let mut request = kube::core::Request::new(Pod::url_path(&(), Some(namespace)))
+            .create_subresource("binding", name, &PostParams::default(), self.encode_object())
+            .map_err(kube::Error::BuildRequest)?;
+        let headers = request.headers_mut();
+        headers.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(CONTENT_TYPE));
+        headers.insert(http::header::ACCEPT, http::HeaderValue::from_static("application/json"));
+        Ok(request)
+    }
+
     /// Reads a protobuf-encoded Binding (what an API server does with [`Binding::encode_object`]'s
     /// bytes); says what is wrong when they are not one.
     pub fn decode_object(body: &[u8]) -> Result<Self, String> {
@@ -107,6 +131,17 @@ impl Binding {
             return Err(format!("not a v1 Binding: apiVersion {api_version:?}, kind {kind:?}"));
         }
         Binding::decode(envelope.raw.unwrap_or_default().as_slice()).map_err(|e| format!("not a Binding: {e}"))
+    }
+}
+
+/// Whether a name can be one segment of an API path, by the rule the API server applies to names
+/// in paths (k8s.io/apimachinery `api/validation/path.IsValidPathSegmentName`).
+fn path_segment(name: &str) -> Result<(), &'static str> {
+    match name {
+        "" => Err("is empty"),
+        "." | ".." => Err("may not be '.' or '..'"),
+        _ if name.contains(['/', '%']) => Err("may not contain '/' or '%'"),
+        _ => Ok(()),
     }
 }
 
@@ -168,6 +203,25 @@ mod tests {
             "1a026e31", // target {kind Node, name n1}
         ));
         assert_eq!(ours, expected);
+    }
+
+    #[test]
+    fn the_request_posts_protobuf_to_the_pod_s_binding_and_asks_for_json() {
+        let binding = Binding::of("team-a", "web-0", "u-1", "node-17");
+        let request = binding.request().unwrap();
+        assert_eq!(request.method(), http::Method::POST);
+        assert_eq!(request.uri().path(), "/api/v1/namespaces/team-a/pods/web-0/binding");
+        assert_eq!(request.headers()[http::header::CONTENT_TYPE], CONTENT_TYPE);
+        assert_eq!(request.headers()[http::header::ACCEPT], "application/json");
+        assert_eq!(Binding::decode_object(request.body()).unwrap(), binding);
+        for (namespace, name, says) in [
+            ("default", "a/b", r#"pod name "a/b" may not contain '/' or '%'"#),
+            ("..", "p", r#"namespace ".." may not be '.' or '..'"#),
+            ("default", "", r#"pod name "" is empty"#),
+        ] {
+            let error = Binding::of(namespace, name, "", "n1").request().unwrap_err().to_string();
+            assert!(error.contains(says), "{error}");
+        }
     }
 
     #[test]

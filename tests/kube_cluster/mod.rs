@@ -14,6 +14,7 @@ pub mod node;
 pub mod null_extender;
 pub mod objects;
 pub mod process;
+pub mod prometheus;
 pub mod scheduler_config;
 pub mod throughput;
 pub mod workloads;
@@ -31,6 +32,7 @@ use serde_json::Value;
 
 pub use binaries::{binaries_of, Binaries, NEWEST};
 pub use process::{free_port, Process};
+pub use prometheus::metric_sum;
 
 /// Long enough for a loaded 2-core machine; every wait polls and returns as soon as it can.
 pub const DEADLINE: Duration = Duration::from_secs(90);
@@ -615,17 +617,6 @@ pub async fn model_counts_match(client: &Client, metrics: &str) -> bool {
     };
     let count = |r: &str| metric_sum(metrics, "predicate_extender_cache_objects", &[&format!("resource=\"{r}\"")]);
     count("nodes") == nodes.items.len() as f64 && count("pods") == pods.items.len() as f64
-}
-
-/// The sum of the samples of `name` (exactly, or with a `_total`-style suffix the caller gives)
-/// in Prometheus text, over lines that contain every label in `labels`.
-pub fn metric_sum(text: &str, name: &str, labels: &[&str]) -> f64 {
-    text.lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter(|l| l.split(['{', ' ']).next() == Some(name))
-        .filter(|l| labels.iter().all(|want| l.contains(want)))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 /// `value` set at a dotted `path` of `config` (a number steps into an array); panics naming the

@@ -1,5 +1,5 @@
 //! An extender that does no scheduling work, for the throughput harness's `null` configuration:
-//! /filter passes every candidate, /prioritize scores each 0, /bind posts the Binding, /preempt
+//! /filter passes every candidate, /prioritize scores each 0, /bind posts the Binding (in protobuf, as the extender does), /preempt
 //! accepts kube-scheduler's victims. What kube-scheduler spends with it (marshalling, HTTP on
 //! loopback, decoding, the extra GC) is the cost of the extender protocol itself, the floor under
 //! any extender configured for the same verbs.
@@ -7,9 +7,8 @@
 use axum::extract::State;
 use axum::routing::post;
 use axum::{Json, Router};
-use k8s_openapi::api::core::v1::{Binding, ObjectReference, Pod};
-use kube::api::{ObjectMeta, PostParams};
-use kube::{Api, Client};
+use kube::Client;
+use predicate_extender::bind::protobuf::Binding;
 use serde_json::{json, Value};
 use tokio::net::TcpListener;
 
@@ -24,13 +23,12 @@ async fn prioritize(Json(args): Json<Value>) -> Json<Value> {
 
 async fn bind(State(client): State<Client>, Json(args): Json<Value>) -> Json<Value> {
     let field = |name: &str| args[name].as_str().unwrap_or_default().to_string();
-    let binding = Binding {
-        metadata: ObjectMeta { name: Some(field("PodName")), uid: Some(field("PodUID")), ..ObjectMeta::default() },
-        target: ObjectReference { kind: Some("Node".into()), name: Some(field("Node")), ..ObjectReference::default() },
+    // As the extender binds: protobuf, the cheapest Binding for the API server to read.
+    let binding = Binding::of(&field("PodNamespace"), &field("PodName"), &field("PodUID"), &field("Node"));
+    let result = match binding.request() {
+        Ok(request) => client.request::<Value>(request).await.map(drop),
+        Err(e) => Err(e),
     };
-    let pods: Api<Pod> = Api::namespaced(client, &field("PodNamespace"));
-    let result: Result<Value, _> =
-        pods.create_subresource("binding", &field("PodName"), &PostParams::default(), &binding).await;
     Json(json!({"Error": result.err().map(|e| e.to_string()).unwrap_or_default()}))
 }
 

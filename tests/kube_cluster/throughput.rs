@@ -19,6 +19,7 @@ use kube::Api;
 use serde_json::{json, Value};
 
 use super::objects::create;
+use super::prometheus::{counter_deltas, mean_between, quantile_between};
 use super::workloads::{Phase, Workload};
 use super::{Cluster, Options};
 
@@ -194,45 +195,6 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[index]
 }
 
-/// A quantile of a Prometheus histogram (linear within the bucket), from its `_bucket` lines.
-fn histogram_quantile(text: &str, name: &str, q: f64) -> f64 {
-    let mut buckets: Vec<(f64, f64)> = text
-        .lines()
-        .filter(|l| l.starts_with(&format!("{name}_bucket{{")))
-        .filter_map(|l| {
-            let le = l.split("le=\"").nth(1)?.split('"').next()?;
-            let le = if le == "+Inf" { f64::INFINITY } else { le.parse().ok()? };
-            Some((le, l.rsplit(' ').next()?.parse().ok()?))
-        })
-        .collect();
-    // Families with several label sets: add the counts of each bound.
-    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut merged: Vec<(f64, f64)> = Vec::new();
-    for (le, count) in buckets {
-        match merged.last_mut() {
-            Some((last, total)) if *last == le => *total += count,
-            _ => merged.push((le, count)),
-        }
-    }
-    let total = merged.last().map_or(0.0, |b| b.1);
-    if total == 0.0 {
-        return 0.0;
-    }
-    let rank = q * total;
-    let mut previous = (0.0, 0.0);
-    for (le, count) in merged {
-        if count >= rank {
-            if le.is_infinite() {
-                return previous.0;
-            }
-            let within = if count > previous.1 { (rank - previous.1) / (count - previous.1) } else { 0.0 };
-            return previous.0 + (le - previous.0) * within;
-        }
-        previous = (le, count);
-    }
-    previous.0
-}
-
 /// Stops a task when the run ends.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);
 
@@ -250,21 +212,6 @@ fn cpu_now(cluster: &Cluster) -> Vec<(String, f64)> {
     all
 }
 
-/// The mean of a histogram between two scrapes (its `_sum` and `_count` differences), over the
-/// series whose line contains every one of `labels`; 0 when nothing was observed.
-fn mean_between(before: &str, after: &str, name: &str, labels: &[&str]) -> f64 {
-    let delta = |suffix: &str| {
-        let series = format!("{name}{suffix}");
-        super::metric_sum(after, &series, labels) - super::metric_sum(before, &series, labels)
-    };
-    let count = delta("_count");
-    if count > 0.0 {
-        delta("_sum") / count
-    } else {
-        0.0
-    }
-}
-
 /// Where the measured pods' time went: CPU per process, kube-scheduler's cycle and the extender's
 /// requests, all per measured pod or per request, in milliseconds.
 #[derive(Debug, Default, Clone)]
@@ -280,6 +227,9 @@ pub struct Split {
     /// Requests the API server answered per measured pod, by verb, resource and subresource,
     /// most first.
     pub apiserver_requests: Vec<(String, f64)>,
+    /// Nodes the extender's /filter answers failed per measured pod, by predicate, most first:
+    /// the `FailedNodes` reasons kube-scheduler decodes.
+    pub extender_rejections: Vec<(String, f64)>,
 }
 
 /// How long the harness watches the idle cluster before the measured pods, to learn each
@@ -300,35 +250,6 @@ fn cpu_between(before: &[(String, f64)], after: &[(String, f64)]) -> Vec<(String
 async fn apiserver_metrics(cluster: &Cluster) -> String {
     let request = hyper::Request::get("/metrics").body(Vec::new()).unwrap();
     cluster.client.request_text(request).await.unwrap_or_else(|e| panic!("GET the API server's /metrics: {e}"))
-}
-
-/// A counter's increase between two scrapes, summed by the values of `keys` (its labels), most
-/// first, as `key=value,...`.
-fn counter_deltas(before: &str, after: &str, name: &str, keys: &[&str]) -> Vec<(String, f64)> {
-    let prefix = format!("{name}{{");
-    let by_keys = |text: &str| {
-        let mut out: HashMap<String, f64> = HashMap::new();
-        for line in text.lines().filter(|l| l.starts_with(&prefix)) {
-            let Some((series, value)) = line.rsplit_once(' ') else { continue };
-            let Ok(value) = value.parse::<f64>() else { continue };
-            let label = |key: &str| series.split(&format!("{key}=\"")).nth(1).and_then(|r| r.split('"').next());
-            let id: Vec<String> =
-                keys.iter().filter_map(|k| Some(format!("{k}={}", label(k)?))).filter(|p| !p.ends_with('=')).collect();
-            *out.entry(id.join(",")).or_default() += value;
-        }
-        out
-    };
-    let old = by_keys(before);
-    let mut deltas: Vec<(String, f64)> = by_keys(after)
-        .into_iter()
-        .map(|(id, v)| {
-            let d = v - old.get(&id).copied().unwrap_or(0.0);
-            (id, d)
-        })
-        .filter(|(_, d)| *d > 0.0)
-        .collect();
-    deltas.sort_by(|a, b| b.1.total_cmp(&a.1));
-    deltas
 }
 
 /// What one run measured.
@@ -498,8 +419,8 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let sli_after = String::from_utf8_lossy(&cluster.scheduler_get(0, "/metrics").await).to_string();
     let sli_before = String::from_utf8_lossy(&sli_before).to_string();
     let name = "scheduler_pod_scheduling_sli_duration_seconds";
-    let delta = histogram_delta(&sli_before, &sli_after, name);
-    let sli = (histogram_quantile(&delta, name, 0.5), histogram_quantile(&delta, name, 0.99));
+    let sli =
+        (quantile_between(&sli_before, &sli_after, name, 0.5), quantile_between(&sli_before, &sli_after, name, 0.99));
     // Per pod bound: the run may stop short of all of them (`complete_at`).
     let pods = bound.len().max(1) as f64;
     let cpu_ms_per_pod = cpu_between(&cpu_before, &cpu_after)
@@ -528,7 +449,17 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
             (verb, mean_between(&extender_before, &extender_after, request, &[&label]) * 1000.0)
         })
         .collect();
+    let extender_rejections = counter_deltas(
+        &extender_before,
+        &extender_after,
+        "predicate_extender_predicate_rejections_total",
+        &["predicate"],
+    )
+    .into_iter()
+    .map(|(series, count)| (series, count / pods))
+    .collect();
     let split = Split {
+        extender_rejections,
         cpu_ms_per_pod,
         attempt_ms: mean_between(&sli_before, &sli_after, "scheduler_scheduling_attempt_duration_seconds", &[])
             * 1000.0,
@@ -586,20 +517,4 @@ fn start_profiles(
             let _ = tokio::task::spawn_blocking(move || perf.wait()).await;
         }
     })
-}
-
-/// The `_bucket` lines of `after` minus those of `before` (same labels).
-fn histogram_delta(before: &str, after: &str, name: &str) -> String {
-    let prefix = format!("{name}_bucket{{");
-    let values = |text: &str| -> HashMap<String, f64> {
-        text.lines()
-            .filter(|l| l.starts_with(&prefix))
-            .filter_map(|l| {
-                let (series, value) = l.rsplit_once(' ')?;
-                Some((series.to_string(), value.parse().ok()?))
-            })
-            .collect()
-    };
-    let old = values(before);
-    values(after).into_iter().map(|(s, v)| format!("{s} {}\n", v - old.get(&s).copied().unwrap_or(0.0))).collect()
 }
