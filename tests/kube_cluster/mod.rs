@@ -505,7 +505,7 @@ impl Cluster {
         resp.text().await.unwrap_or_else(|e| panic!("GET {url}: {e}"))
     }
 
-    /// The sum of a metric's samples whose line contains every one of `labels`.
+    /// The sum of a metric's samples that carry every one of `labels` (each `key="value"`).
     pub async fn extender_metric(&self, name: &str, labels: &[&str]) -> f64 {
         metric_sum(&self.extender_metrics().await, name, labels)
     }

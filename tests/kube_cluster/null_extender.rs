@@ -1,8 +1,9 @@
 //! An extender that does no scheduling work, for the throughput harness's `null` configuration:
-//! /filter passes every candidate, /prioritize scores each 0, /bind posts the Binding (in protobuf, as the extender does), /preempt
-//! accepts kube-scheduler's victims. What kube-scheduler spends with it (marshalling, HTTP on
-//! loopback, decoding, the extra GC) is the cost of the extender protocol itself, the floor under
-//! any extender configured for the same verbs.
+//! /filter passes every candidate, /prioritize scores each 0, /bind posts the Binding (in
+//! protobuf, as the extender does), /preempt accepts kube-scheduler's victims. What
+//! kube-scheduler spends with it (marshalling, HTTP on loopback, decoding, the extra GC) is the
+//! cost of the extender protocol itself, the floor under any extender configured for the same
+//! verbs.
 
 use axum::extract::State;
 use axum::routing::post;

@@ -31,7 +31,7 @@ impl Sample<'_> {
     /// Whether the series carries every one of `pairs`, each written `key="value"`.
     pub fn has_all(&self, pairs: &[&str]) -> bool {
         pairs.iter().all(|pair| match pair.split_once("=\"") {
-            Some((key, value)) => self.label(key) == Some(value.trim_end_matches('"')),
+            Some((key, value)) => value.strip_suffix('"').is_some_and(|value| self.label(key) == Some(value)),
             None => false,
         })
     }
