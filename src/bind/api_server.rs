@@ -67,10 +67,7 @@ impl ApiServerBinder {
         let binding = protobuf::Binding::of(&args.pod_namespace, &args.pod_name, &args.pod_uid, &args.node);
         let mut attempt = 0;
         let outcome = loop {
-            let result = match binding.request() {
-                Ok(request) => self.client.request::<serde_json::Value>(request).await,
-                Err(e) => Err(e),
-            };
+            let result = binding.post(&self.client).await;
             match result {
                 Err(e) if is_connection_error(&e) && attempt < CONNECT_RETRIES.len() => {
                     tracing::debug!(pod, error = %e, "binding: no connection to the API server; retrying");

@@ -120,6 +120,11 @@ impl Binding {
         Ok(request)
     }
 
+    /// Creates the Binding through `client` (one attempt; the caller decides about retries).
+    pub async fn post(&self, client: &kube::Client) -> Result<(), kube::Error> {
+        client.request::<serde_json::Value>(self.request()?).await.map(drop)
+    }
+
     /// Reads a protobuf-encoded Binding (what an API server does with [`Binding::encode_object`]'s
     /// bytes); says what is wrong when they are not one.
     pub fn decode_object(body: &[u8]) -> Result<Self, String> {

@@ -26,10 +26,7 @@ async fn bind(State(client): State<Client>, Json(args): Json<Value>) -> Json<Val
     let field = |name: &str| args[name].as_str().unwrap_or_default().to_string();
     // As the extender binds: protobuf, the cheapest Binding for the API server to read.
     let binding = Binding::of(&field("PodNamespace"), &field("PodName"), &field("PodUID"), &field("Node"));
-    let result = match binding.request() {
-        Ok(request) => client.request::<Value>(request).await.map(drop),
-        Err(e) => Err(e),
-    };
+    let result = binding.post(&client).await;
     Json(json!({"Error": result.err().map(|e| e.to_string()).unwrap_or_default()}))
 }
 
