@@ -114,10 +114,14 @@ mkdir -p "$(dirname "$out")"
 exec 9>"$out.lock"
 flock 9
 
-# The oracle (a package of ours in e2e/kube, compiled against this version), into $1/oracle.
+# The oracle and the field lister (packages of ours in e2e/kube, compiled against this version),
+# into $1/oracle and $1/fields.
 build_oracle() {
-  (cd "$kube" && go build -modfile="$modfile" -trimpath -ldflags "-s -w" -o "$1/oracle.partial" ./oracle)
-  mv "$1/oracle.partial" "$1/oracle"
+  local tool
+  for tool in oracle fields; do
+    (cd "$kube" && go build -modfile="$modfile" -trimpath -ldflags "-s -w" -o "$1/$tool.partial" "./$tool")
+    mv "$1/$tool.partial" "$1/$tool"
+  done
 }
 
 complete=true

@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use predicate_extender::cluster::SchedulerVersion;
 use predicate_extender::engine::Evaluator;
 use predicate_extender::testing::oracle::{
     compare, e2e_build, extender_verdicts, generate, plan, reason_gaps, shrink, Case, Domain, Oracle,
@@ -24,14 +25,17 @@ fn oracle_binary(minor: Option<&str>) -> PathBuf {
 }
 
 /// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).
-fn replay(file: &str, oracle_path: PathBuf) {
+fn replay(file: &str, oracle_path: PathBuf, version: SchedulerVersion) {
     let line: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let case = Case { seed: 0, objects: line["objects"].as_array().unwrap().clone(), pod: line["pod"].clone() };
     let mut oracle = Oracle::start(&oracle_path).unwrap();
     let answer = oracle.run(std::slice::from_ref(&case)).unwrap().pop().unwrap();
-    let ours = extender_verdicts(&plan(), &Evaluator::new(1).unwrap(), &case).unwrap();
-    for (node, v) in &ours {
-        println!("{node}: extender {v:?}\n{node}: oracle   {:?}", answer.get(node).map(|o| o.verdict()));
+    let ours = extender_verdicts(&plan(), &Evaluator::new(1).unwrap(), &case, version).unwrap();
+    for (node, v) in &ours.nodes {
+        println!("{node}: extender {v:?}\n{node}: oracle   {:?}", answer.nodes.get(node).map(|o| o.verdict()));
+    }
+    for (pod, r) in &answer.requests {
+        println!("requests of {pod:?}: extender {:?}\n            oracle   {r:?}", ours.requests.get(pod));
     }
 }
 
@@ -57,19 +61,21 @@ fn main() {
             "--replay" => replay_file = Some(args.next().unwrap()),
             "--print" => {
                 let s: u64 = args.next().unwrap().parse().unwrap();
-                return println!("{}", generate(&Domain::shared(), s).to_line());
+                let version = kubernetes.as_deref().map_or(SchedulerVersion::default(), |k| k.parse().unwrap());
+                return println!("{}", generate(&Domain::for_version(version), s).to_line());
             }
             other => panic!("unknown argument {other}"),
         }
     }
+    let version = kubernetes.as_deref().map_or(SchedulerVersion::default(), |k| k.parse().unwrap());
     let oracle_path = oracle_path.unwrap_or_else(|| oracle_binary(kubernetes.as_deref()));
     if let Some(file) = replay_file {
-        return replay(&file, oracle_path);
+        return replay(&file, oracle_path, version);
     }
     let mut oracle = Oracle::start(&oracle_path).unwrap();
     let evaluator = Evaluator::new(1).unwrap();
     let plan = plan();
-    let domain = Domain::shared();
+    let domain = Domain::for_version(version);
     let started = Instant::now();
     let mut failed: Vec<(Case, String)> = Vec::new();
     let mut kinds = std::collections::BTreeMap::<String, u64>::new();
@@ -82,10 +88,10 @@ fn main() {
         let batch_cases: Vec<Case> = (start..start + n as u64).map(|s| generate(&domain, s)).collect();
         let answers = oracle.run(&batch_cases).unwrap();
         for (case, answer) in batch_cases.into_iter().zip(answers) {
-            let ours = extender_verdicts(&plan, &evaluator, &case).unwrap();
+            let ours = extender_verdicts(&plan, &evaluator, &case, version).unwrap();
             let d = compare(&ours, &answer, reasons);
             for x in d.iter().filter(|x| x.what == "reasons differ") {
-                for gap in reason_gaps(&x.extender.reasons, &answer[&x.node]) {
+                for gap in reason_gaps(&x.extender.reasons, &answer.nodes[&x.node]) {
                     *gaps.entry(gap).or_default() += 1;
                 }
             }
@@ -128,12 +134,12 @@ fn main() {
         let what = key.split(':').next().unwrap().to_string();
         let mut still = |c: &Case| {
             let a = oracle.run(std::slice::from_ref(c)).unwrap().pop().unwrap();
-            let d = compare(&extender_verdicts(&plan, &evaluator, c).unwrap(), &a, reasons);
+            let d = compare(&extender_verdicts(&plan, &evaluator, c, version).unwrap(), &a, reasons);
             d.iter().any(|d| d.what == what)
         };
         let small = shrink(&case, &mut still);
         let a = oracle.run(std::slice::from_ref(&small)).unwrap().pop().unwrap();
-        let d = compare(&extender_verdicts(&plan, &evaluator, &small).unwrap(), &a, reasons);
+        let d = compare(&extender_verdicts(&plan, &evaluator, &small, version).unwrap(), &a, reasons);
         println!("\nseed {} ({key}), shrunk:\n{}\n{:#?}", case.seed, small.to_line(), d);
     }
     if disagreeing > 0 {

@@ -36,6 +36,11 @@ impl Quantity {
         Quantity { nanos: i128::from(units) * NANOS_PER_UNIT }
     }
 
+    /// A whole number of thousandths of a unit (millicores).
+    pub fn from_milli_units(millis: i64) -> Self {
+        Quantity { nanos: i128::from(millis) * NANOS_PER_MILLI }
+    }
+
     /// Parses the Kubernetes quantity syntax: `<sign?><digits[.digits]><suffix?>`, where the suffix
     /// is a binary SI suffix (`Ki`..`Ei`), a decimal SI suffix (`n`, `u`, `m`, `k`, `M`..`E`) or a
     /// decimal exponent (`e3`, `E-2`).
@@ -119,6 +124,11 @@ impl Quantity {
     /// True for zero.
     pub fn is_zero(&self) -> bool {
         self.nanos == 0
+    }
+
+    /// The exact sum (as `Quantity.Add`), saturating.
+    pub fn saturating_add(self, other: Quantity) -> Quantity {
+        Quantity { nanos: self.nanos.saturating_add(other.nanos) }
     }
 }
 

@@ -12,6 +12,7 @@
 #[path = "kube_cluster/binaries.rs"]
 mod binaries;
 
+use predicate_extender::cluster::SchedulerVersion;
 use predicate_extender::engine::Evaluator;
 use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, plan, Case, Domain, Oracle};
 
@@ -25,7 +26,8 @@ async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str
     let mut oracle = Oracle::start(&bin.path("oracle")).unwrap();
     let evaluator = Evaluator::new(1).unwrap();
     let plan = plan();
-    let domain = Domain::shared();
+    let version: SchedulerVersion = minor.parse().unwrap();
+    let domain = Domain::for_version(version);
     let clock = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
     // Far above the fixed range, so that the two slices never overlap.
     let timed_start = (clock % (1 << 40)) + (1 << 32);
@@ -33,12 +35,18 @@ async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str
     let seeds: Vec<u64> = FIXED.chain(timed_start..timed_start + TIMED).collect();
     let mut failures = Vec::new();
     let mut with_claims = 0;
+    // The shapes of today's resource counting (src/testing/oracle_resources.rs): pods with
+    // pod-level resources and pods being resized in place.
+    let (mut pod_level, mut resized) = (0, 0);
     for chunk in seeds.chunks(250) {
         let cases: Vec<Case> = chunk.iter().map(|&s| generate(&domain, s)).collect();
         with_claims += cases.iter().filter(|c| c.objects.iter().any(|o| o["kind"] == "PersistentVolumeClaim")).count();
+        let pods = || cases.iter().flat_map(|c| c.objects.iter().chain(std::iter::once(&c.pod)));
+        pod_level += pods().filter(|p| p["spec"].get("resources").is_some()).count();
+        resized += pods().filter(|p| p["status"].get("containerStatuses").is_some()).count();
         let answers = oracle.run(&cases).unwrap();
         for (case, answer) in cases.iter().zip(answers) {
-            let ours = extender_verdicts(&plan, &evaluator, case).unwrap();
+            let ours = extender_verdicts(&plan, &evaluator, case, version).unwrap();
             let d = compare(&ours, &answer, false);
             if let Some(first) = d.first() {
                 failures.push(format!(
@@ -49,6 +57,10 @@ async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str
         }
     }
     assert!(with_claims > seeds.len() / 5, "only {with_claims} of {} cases with claims", seeds.len());
+    assert!(
+        pod_level > seeds.len() / 2 && resized > seeds.len() / 2,
+        "{pod_level} pods with pod-level resources, {resized} resized"
+    );
     assert!(
         failures.is_empty(),
         "Kubernetes {}: {} of {} cases disagree (replay: cargo run --release --example oracle-compare -- --kubernetes {minor} --cases 1 --seed S):\n{}",

@@ -391,7 +391,10 @@ async fn deployment_comes_up(cluster: &Cluster, node: &RealNode) -> String {
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
     eventually("the Deployment is Available with both replicas", DEADLINE * 3, || async {
         let status = deployments.get_opt(DEPLOYMENT).await.ok()??.status?;
-        let available = status.conditions?.iter().any(|c| c.type_ == "Available" && c.status == "True");
+        let available = status
+            .conditions?
+            .iter()
+            .any(|c| c.type_.as_deref() == Some("Available") && c.status.as_deref() == Some("True"));
         (available && status.available_replicas == Some(2)).then_some(())
     })
     .await;

@@ -95,7 +95,7 @@ fn soak_extender_process() {
         while let Some(command) = commands.recv().await {
             match command.trim() {
                 "compare" => {
-                    let answer = match list_once(&connection).await {
+                    let answer = match list_once(&connection, Default::default()).await {
                         Ok(truth) => {
                             let model = server.store.snapshot();
                             let compared = (model.count(ObjectKind::Node), model.count(ObjectKind::Pod));

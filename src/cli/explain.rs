@@ -53,7 +53,13 @@ impl ExplainArgs {
     /// The request; `Err` when no cluster source is given or found.
     pub(crate) fn to_request(&self) -> Result<ExplainRequest, ExplainError> {
         let source = self.cluster.source().map_err(ExplainError::Live)?;
-        Ok(ExplainRequest { pod_file: self.pod.clone(), source, policy: self.policy.clone(), nodes: self.view().nodes })
+        Ok(ExplainRequest {
+            pod_file: self.pod.clone(),
+            source,
+            scheduler_version: self.cluster.kube_scheduler_version,
+            policy: self.policy.clone(),
+            nodes: self.view().nodes,
+        })
     }
 
     fn view(&self) -> View {

@@ -14,6 +14,7 @@ use clap::{Args, Parser, Subcommand};
 
 use predicate_extender::cluster::source::kube::default_connection;
 use predicate_extender::cluster::source::ClusterSource;
+use predicate_extender::cluster::SchedulerVersion;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -63,6 +64,12 @@ pub(crate) struct ClusterArgs {
     /// pod's service account is used.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
+
+    /// The kube-scheduler the extender works beside (its minor: 1.35, 1.36 or 1.37): the model
+    /// counts a pod being resized in place as that version counts it. The shipped manifests run
+    /// kube-scheduler v1.37.
+    #[arg(long, value_name = "VERSION", default_value_t = SchedulerVersion::default())]
+    pub kube_scheduler_version: SchedulerVersion,
 }
 
 impl ClusterArgs {

@@ -150,6 +150,7 @@ impl ServeArgs {
     pub(crate) fn to_config(&self) -> Result<ServeConfig, String> {
         self.check_listen_is_guarded()?;
         let mut config = ServeConfig::new(self.cluster.source()?);
+        config.scheduler_version = self.cluster.kube_scheduler_version;
         config.listen = self.listen;
         config.admin_listen = self.admin_listen;
         config.url_prefix = self.url_prefix.clone();

@@ -68,7 +68,7 @@ pub(crate) fn output(args: &WhatifArgs, style: Style) -> Result<String, WhatifEr
         None => (Plan::default_plan(), "default, no Policy".to_string()),
     };
     let source = args.cluster.source().map_err(WhatifError::Live)?;
-    let snapshot = load_snapshot(&source).map_err(WhatifError::from)?;
+    let snapshot = load_snapshot(&source, args.cluster.kube_scheduler_version).map_err(WhatifError::from)?;
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| WhatifError::Evaluator(e.to_string()))?;
     let input = Input {
         current: Source { plan: &current, name: current_name },

@@ -208,7 +208,14 @@ fn check(snapshot: &Snapshot, reference: &BTreeMap<(String, String), Pod>) -> Re
         let Some(info) = info else { continue };
         let on_node: Vec<&Pod> = assigned.iter().copied().filter(|p| p.spec.node_name == node).collect();
         prop_assert_eq!(names(info.pods.pods().iter().map(|p| &p.pod)), names(on_node.iter().copied()));
-        let cpu: i64 = on_node.iter().map(|p| crate::cluster::resources::pod_requests(p).milli_cpu).sum();
+        let cpu: i64 = on_node
+            .iter()
+            .map(|p| {
+                crate::cluster::pod_requests::placed_requests(p, crate::cluster::SchedulerVersion::default())
+                    .0
+                    .milli_cpu
+            })
+            .sum();
         prop_assert_eq!(info.pods.requested().milli_cpu, cpu, "cpu requested on {}", node);
         let nominated = names(snapshot.nominated_on(node).iter().map(|p| &p.pod));
         let walked =

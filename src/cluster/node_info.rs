@@ -9,9 +9,11 @@ use crate::cluster::node_images::{ImageName, NodeImages};
 use crate::cluster::node_zone::zone_key;
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::{next_seq, PodIdent};
+use crate::cluster::pod_requests::placed_requests;
 use crate::cluster::pod_terms::PodTerms;
-use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
+use crate::cluster::resources::{NonZero, Resource};
 use crate::cluster::topology_labels::TopologyLabels;
+use crate::cluster::SchedulerVersion;
 use crate::labels::{LabelKey, LabelMap};
 
 /// A pod as the cluster model keeps it: the object and what it takes from its node.
@@ -32,10 +34,16 @@ pub struct PodInfo {
 }
 
 impl PodInfo {
-    pub fn new(mut pod: Pod) -> Self {
+    /// A pod as the newest tested kube-scheduler counts it (tests and tools; the model counts by
+    /// its own version: [`PodInfo::placed`]).
+    pub fn new(pod: Pod) -> Self {
+        PodInfo::placed(pod, SchedulerVersion::default())
+    }
+
+    /// A pod as `version`'s kube-scheduler counts it on its node.
+    pub fn placed(mut pod: Pod, version: SchedulerVersion) -> Self {
         pod.shrink_to_fit();
-        let requests = pod_requests(&pod);
-        let non_zero = pod_non_zero_requests(&pod);
+        let (requests, non_zero) = placed_requests(&pod, version);
         let host_ports = pod_host_ports(&pod);
         let ident = PodIdent::of(&pod);
         let terms = PodTerms::of(&pod);

@@ -193,6 +193,10 @@ pub struct PodSpec {
     #[serde(deserialize_with = "objects")]
     pub init_containers: Vec<Container>,
     pub overhead: ResourceList,
+    /// Pod-level resources (`spec.resources`, beta and on by default since 1.34): requests of cpu,
+    /// memory or hugepages here stand for the containers' sum (see `cluster::pod_requests`).
+    #[serde(deserialize_with = "object")]
+    pub resources: ResourceRequirements,
     #[serde(deserialize_with = "null_as_default")]
     pub node_selector: BTreeMap<String, String>,
     pub affinity: Option<Affinity>,
@@ -295,6 +299,96 @@ pub struct PodStatus {
     /// earlier started is the more important (upstream's `MoreImportantPod`).
     #[serde(deserialize_with = "rfc3339")]
     pub start_time: Option<std::time::SystemTime>,
+    /// `status.qosClass`, as the API server set it when the pod was created (`GetPodQOS` reads it
+    /// before computing one).
+    #[serde(deserialize_with = "null_as_default")]
+    pub qos_class: String,
+    /// Whether the kubelet found a resize infeasible: the first `PodResizePending` condition has
+    /// the reason `Infeasible` (`IsPodResizeInfeasible`). The other conditions are not kept.
+    #[serde(rename = "conditions", deserialize_with = "resize_infeasible")]
+    pub resize_infeasible: bool,
+    /// What the kubelet reports of each container's resources while it resizes them in place;
+    /// statuses that report none are not kept.
+    #[serde(deserialize_with = "resource_statuses")]
+    pub container_statuses: Vec<ContainerResourceStatus>,
+    #[serde(deserialize_with = "resource_statuses")]
+    pub init_container_statuses: Vec<ContainerResourceStatus>,
+    /// Pod-level `status.allocatedResources` (1.36+ kubelets, `InPlacePodLevelResourcesVerticalScaling`).
+    #[serde(deserialize_with = "optional_list")]
+    pub allocated_resources: Option<ResourceList>,
+    /// Pod-level `status.resources`: what the pod's cgroup is configured with.
+    #[serde(deserialize_with = "optional_object")]
+    pub resources: Option<StatusResources>,
+}
+
+/// A container's status as the resource counting reads it: its name, what the kubelet admitted
+/// (`allocatedResources`) and what it configured (`resources`). `None` is a field the status does
+/// not carry, which the counting tells apart from an empty one, as Go tells `nil` from an empty
+/// map.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ContainerResourceStatus {
+    #[serde(deserialize_with = "null_as_default")]
+    pub name: String,
+    #[serde(deserialize_with = "optional_list")]
+    pub allocated_resources: Option<ResourceList>,
+    #[serde(deserialize_with = "optional_object")]
+    pub resources: Option<StatusResources>,
+}
+
+impl ContainerResourceStatus {
+    /// A status that reports no resources changes nothing in the counting.
+    fn reports_resources(&self) -> bool {
+        self.allocated_resources.is_some() || self.resources.is_some()
+    }
+}
+
+/// `resources` of a status: requests and limits, each possibly absent.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(default)]
+pub struct StatusResources {
+    #[serde(deserialize_with = "optional_list")]
+    pub requests: Option<ResourceList>,
+    #[serde(deserialize_with = "optional_list")]
+    pub limits: Option<ResourceList>,
+}
+
+/// A resource list that may be absent: `null` and a missing field are `None`.
+fn optional_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ResourceList>, D::Error> {
+    Option::<ResourceList>::deserialize(d)
+}
+
+/// An object that may be absent (`null` or missing: `None`), refusing arrays as [`object`] does.
+fn optional_object<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<Object<T>>::deserialize(d)?.map(|o| o.0))
+}
+
+/// The container statuses that report resources, each read with [`object`].
+fn resource_statuses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContainerResourceStatus>, D::Error> {
+    let mut kept: Vec<ContainerResourceStatus> = objects(d)?;
+    kept.retain(ContainerResourceStatus::reports_resources);
+    kept.shrink_to_fit();
+    Ok(kept)
+}
+
+/// A pod condition as [`resize_infeasible`] reads it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PodCondition {
+    #[serde(rename = "type", deserialize_with = "null_as_default")]
+    type_: String,
+    #[serde(deserialize_with = "null_as_default")]
+    reason: String,
+}
+
+/// `IsPodResizeInfeasible`: the first `PodResizePending` condition says `Infeasible`.
+fn resize_infeasible<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    let conditions: Vec<PodCondition> = objects(d)?;
+    Ok(conditions.iter().find(|c| c.type_ == "PodResizePending").is_some_and(|c| c.reason == "Infeasible"))
 }
 
 /// An RFC 3339 time as the API server writes it (`2024-05-01T10:00:00Z`, fractions allowed), or
@@ -340,6 +434,11 @@ impl Pod {
                 }
             }
         }
+        for (kind, list) in [("requests", &self.spec.resources.requests), ("limits", &self.spec.resources.limits)] {
+            if let Some((k, q)) = first_negative(list) {
+                return Some(negative_at(format!("spec.resources.{kind}.{k}"), q));
+            }
+        }
         first_negative(&self.spec.overhead).map(|(k, q)| negative_at(format!("spec.overhead.{k}"), q))
     }
 
@@ -376,15 +475,23 @@ impl Pod {
         format!("{}/{}", self.metadata.namespace, self.metadata.name)
     }
 
-    /// True for the BestEffort QoS class: no container (init containers included) requests or
-    /// limits cpu or memory.
+    /// True for the BestEffort QoS class, as `GetPodQOS` reads it: `status.qosClass`, which the API
+    /// server sets when it creates the pod; for a pod without one (a file, a test), computed: no
+    /// cpu or memory requested or limited, by the pod-level resources when it has them, else by any
+    /// container (init containers included).
     pub fn is_best_effort(&self) -> bool {
-        let sets_cpu_or_memory = |c: &Container| {
-            [&c.resources.requests, &c.resources.limits]
+        if !self.status.qos_class.is_empty() {
+            return self.status.qos_class == "BestEffort";
+        }
+        let sets_cpu_or_memory = |r: &ResourceRequirements| {
+            [&r.requests, &r.limits]
                 .iter()
                 .any(|m| m.iter().any(|(k, q)| (k == "cpu" || k == "memory") && !q.is_zero()))
         };
-        !self.spec.containers.iter().chain(&self.spec.init_containers).any(sets_cpu_or_memory)
+        if crate::cluster::pod_requests::has_pod_level_resources(self) {
+            return !sets_cpu_or_memory(&self.spec.resources);
+        }
+        !self.spec.containers.iter().chain(&self.spec.init_containers).any(|c| sets_cpu_or_memory(&c.resources))
     }
 
     /// `spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution`.

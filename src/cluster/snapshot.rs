@@ -18,7 +18,7 @@ use crate::cluster::node_info::{NodeInfo, NodePods, NodeState, PodInfo};
 use crate::cluster::objects::{Node, Pod};
 use crate::cluster::pod_ident::PodIdRef;
 use crate::cluster::volumes::VolumeObjects;
-use crate::cluster::{ClusterObject, ObjectKey, ObjectKind};
+use crate::cluster::{ClusterObject, ObjectKey, ObjectKind, SchedulerVersion};
 use crate::labels::selectors::LabelSelector;
 
 /// `(namespace, name)` of a pod.
@@ -74,6 +74,9 @@ pub struct Snapshot {
     replication_controllers: HashMap<PodKey, Arc<ReplicationController>>,
     stateful_sets: HashMap<PodKey, Arc<StatefulSet>>,
     volumes: VolumeObjects,
+    /// Whose rules the pods' requests are counted by (fixed for the snapshot's life: every pod in
+    /// it was counted so).
+    version: SchedulerVersion,
 }
 
 /// The `(namespace, name)` of a pod.
@@ -93,9 +96,29 @@ impl Snapshot {
         self
     }
 
-    /// A snapshot of these objects. Terminal pods are left out, as kube-scheduler's cache does.
+    /// An empty model whose pods will be counted as `version`'s kube-scheduler counts them.
+    pub fn empty(version: SchedulerVersion) -> Snapshot {
+        Snapshot { version, ..Snapshot::default() }
+    }
+
+    /// The kube-scheduler whose rules count this model's pods.
+    pub fn scheduler_version(&self) -> SchedulerVersion {
+        self.version
+    }
+
+    /// A snapshot of these objects, counted as the newest tested kube-scheduler counts them (tests
+    /// and tools). Terminal pods are left out, as kube-scheduler's cache does.
     pub fn build(nodes: impl IntoIterator<Item = Node>, pods: impl IntoIterator<Item = Pod>) -> Snapshot {
-        let mut s = Snapshot::default();
+        Snapshot::build_for(SchedulerVersion::default(), nodes, pods)
+    }
+
+    /// A snapshot of these objects, counted as `version`'s kube-scheduler counts them.
+    pub fn build_for(
+        version: SchedulerVersion,
+        nodes: impl IntoIterator<Item = Node>,
+        pods: impl IntoIterator<Item = Pod>,
+    ) -> Snapshot {
+        let mut s = Snapshot::empty(version);
         for n in nodes {
             s.upsert_node(n);
         }
@@ -156,7 +179,7 @@ impl Snapshot {
             return;
         }
         let key = id_of(&pod);
-        let info = Arc::new(PodInfo::new(pod));
+        let info = Arc::new(PodInfo::placed(pod, self.version));
         // One search of the pod map: the record replaced comes back, and is taken out of
         // everything else before the new one goes in.
         if let Some(old) = self.pods.insert(key, Arc::clone(&info)) {

@@ -138,8 +138,9 @@ impl RequestJob {
 
     /// Scores every candidate with the plan's priorities (each prepares its own counts).
     pub fn prioritize(&self, evaluator: &Evaluator) -> Result<Vec<i64>, Cancelled> {
-        let pod = PodContext::new(self.pod.clone());
-        prioritize::prioritize(evaluator, &self.plan, &pod, &self.view(), &self.candidates, &self.cancel)
+        let view = self.view();
+        let pod = PodContext::for_version(self.pod.clone(), view.snapshot.scheduler_version());
+        prioritize::prioritize(evaluator, &self.plan, &pod, &view, &self.candidates, &self.cancel)
     }
 }
 

@@ -55,7 +55,7 @@ pub struct Prepared {
 impl Prepared {
     /// The pod, with every predicate of `plan` prepared over `view` (once per request).
     pub fn new(plan: &Plan, pod: Pod, view: &ClusterView<'_>) -> Prepared {
-        let pod = PodContext::new(pod);
+        let pod = PodContext::for_version(pod, view.snapshot.scheduler_version());
         let states = States::prepare(plan, &pod, view);
         Prepared { pod: Arc::new(pod), states, order: plan.current_order() }
     }

@@ -17,6 +17,7 @@
 
 pub mod failures;
 pub mod hints;
+pub mod kube_scheduler;
 pub mod node_facts;
 pub mod overview;
 pub mod report;
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 pub use report::Report;
 
 use crate::cluster::source::ClusterSource;
+use crate::cluster::SchedulerVersion;
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
 use crate::policy::{Overrides, Plan};
@@ -71,6 +73,8 @@ pub enum ExplainError {
 pub struct ExplainRequest {
     pub pod_file: PathBuf,
     pub source: ClusterSource,
+    /// Whose rules count the pods' requests.
+    pub scheduler_version: SchedulerVersion,
     pub policy: Option<PathBuf>,
     /// The nodes the report keeps in full (`--node`); every node when empty.
     pub nodes: Vec<String>,
@@ -79,7 +83,7 @@ pub struct ExplainRequest {
 /// Loads the pod, the cluster and the plan, and explains the pod on every node.
 pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
     let pod = source::load_pod(&request.pod_file)?;
-    let mut snapshot = source::load_snapshot(&request.source)?;
+    let mut snapshot = source::load_snapshot(&request.source, request.scheduler_version)?;
     // The pod is explained as if pending: a copy of it in the cluster (kubectl output of a pod
     // that already runs) must not hold its own resources.
     snapshot.remove_pod(&(pod.metadata.namespace.clone(), pod.metadata.name.clone()));

@@ -223,7 +223,7 @@ pub fn build(
         None
     } else {
         // Scored as `/prioritize` scores.
-        let scoring = PodContext::new(pod.clone());
+        let scoring = PodContext::for_version(pod.clone(), snapshot.scheduler_version());
         let per_priority = breakdown(evaluator, &plan, &scoring, &view, &feasible_candidates, cancel)?;
         let combined = combine(&plan, &per_priority, feasible_candidates.len());
         let sums: Vec<i64> = (0..feasible_candidates.len())

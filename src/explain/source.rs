@@ -6,19 +6,19 @@ use std::path::Path;
 use crate::cluster::objects::Pod;
 use crate::cluster::source::kube::list_once;
 use crate::cluster::source::{load_file, ClusterSource, Objects, Opened};
-use crate::cluster::Snapshot;
+use crate::cluster::{SchedulerVersion, Snapshot};
 use crate::explain::ExplainError;
 
 /// The cluster as it is now: a fixed source's model, or a live cluster listed once.
-pub fn load_snapshot(source: &ClusterSource) -> Result<Snapshot, ExplainError> {
-    Ok(match source.open()? {
+pub fn load_snapshot(source: &ClusterSource, version: SchedulerVersion) -> Result<Snapshot, ExplainError> {
+    Ok(match source.open(version)? {
         Opened::Fixed(snapshot) => snapshot,
         Opened::Live(connection) => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| ExplainError::Live(format!("cannot start the async runtime: {e}")))?;
-            runtime.block_on(list_once(connection)).map_err(|e| ExplainError::Live(e.to_string()))?
+            runtime.block_on(list_once(connection, version)).map_err(|e| ExplainError::Live(e.to_string()))?
         }
     })
 }
@@ -82,8 +82,11 @@ mod tests {
 
     #[test]
     fn sources_load() {
-        assert_eq!(load_snapshot(&ClusterSource::Demo).unwrap().node_count(), 6);
-        let missing = load_snapshot(&ClusterSource::File(PathBuf::from("/nonexistent/cluster.yaml")));
+        assert_eq!(load_snapshot(&ClusterSource::Demo, SchedulerVersion::default()).unwrap().node_count(), 6);
+        let missing = load_snapshot(
+            &ClusterSource::File(PathBuf::from("/nonexistent/cluster.yaml")),
+            SchedulerVersion::default(),
+        );
         assert!(missing.unwrap_err().to_string().starts_with("/nonexistent/cluster.yaml: cannot read"));
     }
 }

@@ -4,16 +4,19 @@
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
 use crate::cluster::objects::Pod;
-use crate::cluster::resources::{pod_non_zero_requests, pod_requests, NonZero, Resource};
+use crate::cluster::pod_requests::{requests_to_place, requests_to_score};
+use crate::cluster::resources::{NonZero, Resource};
+use crate::cluster::SchedulerVersion;
 use crate::labels::selectors::NodeSelectorTerms;
 
 /// The pod being scheduled, prepared for the plugins.
 #[derive(Debug, Clone)]
 pub struct PodContext {
     pub pod: Pod,
-    /// What the pod needs of a node (containers, init containers, sidecars, overhead).
+    /// What the pod needs of a node, as NodeResourcesFit's PreFilter computes it (pod-level
+    /// resources, containers, init containers, sidecars, overhead; `cluster::pod_requests`).
     pub requests: Resource,
-    /// cpu and memory as the priorities count them (defaults for containers that ask none).
+    /// cpu and memory as the resource scores count them (defaults for containers that ask none).
     pub non_zero_requests: NonZero,
     /// The host ports the pod binds.
     pub host_ports: Vec<HostPort>,
@@ -25,7 +28,16 @@ pub struct PodContext {
 }
 
 impl PodContext {
+    /// The pod, scored as the newest tested kube-scheduler scores it (tests and tools; a request
+    /// prepares it for the model's version: [`PodContext::for_version`]).
     pub fn new(pod: Pod) -> Self {
+        PodContext::for_version(pod, SchedulerVersion::default())
+    }
+
+    /// The pod, as `version`'s kube-scheduler reads it. (Only its scores differ between versions,
+    /// and only while the pod has a resize in its status: a pod being scheduled has none, a
+    /// running pod placed again by whatif may.)
+    pub fn for_version(pod: Pod, version: SchedulerVersion) -> Self {
         let required_node_affinity = pod
             .spec
             .affinity
@@ -34,8 +46,8 @@ impl PodContext {
             .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
             .map(|selector| NodeSelectorTerms::compile(&selector.node_selector_terms));
         PodContext {
-            requests: pod_requests(&pod),
-            non_zero_requests: pod_non_zero_requests(&pod),
+            requests: requests_to_place(&pod),
+            non_zero_requests: requests_to_score(&pod, version),
             host_ports: pod_host_ports(&pod),
             best_effort: pod.is_best_effort(),
             priority: pod.priority(),

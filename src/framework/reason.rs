@@ -48,6 +48,15 @@ impl Reason {
     }
 }
 
+/// A node's reasons as `/filter` answers them: one string, joined with `, ` (kube-scheduler counts
+/// it as one reason).
+pub fn joined(reasons: &[Reason]) -> Cow<'_, str> {
+    match reasons {
+        [one] => Cow::Borrowed(one.message.as_ref()),
+        many => Cow::Owned(many.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)

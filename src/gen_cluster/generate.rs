@@ -232,6 +232,8 @@ pub fn model_pod(spec: &ClusterSpec, shape: &PodShape, placement: Placement<'_>)
         pod.spec.affinity = serde_json::from_value(affinity).ok();
         pod.spec.topology_spread_constraints = serde_json::from_value(spread).unwrap_or_default();
     }
+    // As the API server sets it (api_objects writes the same): every generated pod requests cpu.
+    pod.status.qos_class = "Burstable".to_string();
     match placement {
         Placement::Bound(node) => {
             pod.spec.node_name = node.to_string();

@@ -281,6 +281,17 @@ impl PredicateState for State {}
 #[cfg(test)]
 pub(crate) static RESOLUTIONS: parking_lot::Mutex<BTreeMap<String, usize>> = parking_lot::Mutex::new(BTreeMap::new());
 
+/// Why upstream's PreFilter rejects the pod whatever the node (a claim missing, being deleted,
+/// not the pod's own, or unbound with immediate binding), if it does.
+pub fn prefilter_failure(pod: &Pod, volumes: &VolumeObjects) -> Option<Reason> {
+    let has_claims = pod.spec.volumes.iter().any(|v| v.persistent_volume_claim.is_some() || v.ephemeral.is_some());
+    if has_claims {
+        pod_claims(pod, volumes).err()
+    } else {
+        None
+    }
+}
+
 /// What does not depend on the node: upstream's PreFilter (`podHasPVCs`, `GetPodVolumeClaims`).
 fn pod_claims(pod: &Pod, volumes: &VolumeObjects) -> Result<PodClaims, Reason> {
     #[cfg(test)]

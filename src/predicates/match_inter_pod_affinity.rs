@@ -312,6 +312,22 @@ impl State {
         !self.existing_anti_affinity_counts.in_any_domain(node_labels)
     }
 
+    /// The reason today's InterPodAffinity gives on a node with these labels
+    /// (`interpodaffinity/filtering.go`, `Filter`): the pod's own affinity is checked first, then
+    /// its anti-affinity, then the placed pods' anti-affinity; only the first that fails is
+    /// reported. (The classic order is [`State::verdict`]'s.)
+    pub fn todays_reason(&self, node_labels: &BTreeMap<String, String>) -> Option<Reason> {
+        if !self.satisfies_affinity(node_labels) {
+            Some(ERR_AFFINITY_RULES_NOT_MATCH)
+        } else if !self.satisfies_anti_affinity(node_labels) {
+            Some(ERR_ANTI_AFFINITY_RULES_NOT_MATCH)
+        } else if !self.satisfies_existing_anti_affinity(node_labels) {
+            Some(ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        } else {
+            None
+        }
+    }
+
     /// The specific reason the pod may not go to a node with these labels, if it may not: the
     /// first check that fails decides.
     fn verdict(&self, node_labels: &BTreeMap<String, String>) -> Option<Reason> {

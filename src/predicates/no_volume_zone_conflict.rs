@@ -101,6 +101,16 @@ fn bound_volume<'a>(
     }
 }
 
+/// Why today's VolumeZone rejects the pod in its PreFilter, whatever the node (a claim, its
+/// StorageClass or its PersistentVolume that cannot be resolved), if it does.
+pub fn prefilter_failure(pod: &Pod, volumes: &VolumeObjects) -> Option<Reason> {
+    pod.spec
+        .volumes
+        .iter()
+        .filter_map(|v| v.persistent_volume_claim.as_ref())
+        .find_map(|source| bound_volume(volumes, pod, &source.claim_name).err())
+}
+
 /// Whether a PV label value parses as a zone list: no zone in it is empty once trimmed.
 fn is_zone_list(value: &str) -> bool {
     value.split(MULTI_ZONE_DELIMITER).all(|zone| !zone.trim().is_empty())

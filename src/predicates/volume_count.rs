@@ -377,7 +377,7 @@ pub(crate) mod test_objects {
                 topology_keys: None,
             })
             .collect();
-        CSINode { metadata: meta(None, node), spec: CSINodeSpec { drivers } }
+        CSINode { metadata: meta(None, node), spec: CSINodeSpec { drivers }, ..Default::default() }
     }
 
     /// A table row of the count predicates' tests: (name, node, the volumes of each pod on the

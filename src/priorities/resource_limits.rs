@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use crate::cluster::resources::pod_limits;
+use crate::cluster::pod_requests::limits as pod_limits;
 use crate::cluster::NodeInfo;
 use crate::framework::ClusterView;
 use crate::framework::{ArgumentError, Candidate, PodContext};

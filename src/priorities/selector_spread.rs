@@ -88,10 +88,11 @@ impl SelectorSpread {
                     merged.extend(selector.iter().map(|(k, v)| (k.clone(), v.clone())));
                 }
             }
-            let set_selectors =
-                view.snapshot.replica_sets_in(namespace).filter_map(|rs| rs.spec.as_ref().map(|s| &s.selector)).chain(
-                    view.snapshot.stateful_sets_in(namespace).filter_map(|ss| ss.spec.as_ref().map(|s| &s.selector)),
-                );
+            let set_selectors = view
+                .snapshot
+                .replica_sets_in(namespace)
+                .map(|rs| &rs.spec.selector)
+                .chain(view.snapshot.stateful_sets_in(namespace).map(|ss| &ss.spec.selector));
             for selector in set_selectors {
                 // An empty selector selects nothing here; an invalid one matches nothing.
                 let compiled = LabelSelector::compile(selector);

@@ -156,7 +156,7 @@ pub mod test_objects {
     pub fn replica_set(namespace: &str, name: &str, selector: LabelSelector) -> ClusterObject {
         ClusterObject::ReplicaSet(Box::new(ReplicaSet {
             metadata: meta(namespace, name),
-            spec: Some(ReplicaSetSpec { selector, ..Default::default() }),
+            spec: ReplicaSetSpec { selector, ..Default::default() },
             ..Default::default()
         }))
     }
@@ -164,7 +164,7 @@ pub mod test_objects {
     pub fn stateful_set(namespace: &str, name: &str, selector: LabelSelector) -> ClusterObject {
         ClusterObject::StatefulSet(Box::new(StatefulSet {
             metadata: meta(namespace, name),
-            spec: Some(StatefulSetSpec { selector, ..Default::default() }),
+            spec: StatefulSetSpec { selector, ..Default::default() },
             ..Default::default()
         }))
     }

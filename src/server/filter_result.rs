@@ -35,10 +35,7 @@ pub fn filter_result<'a>(
                 result.failed_nodes.insert(name, Cow::Borrowed(UNKNOWN_NODE));
             }
             Verdict::Fails(reasons) => {
-                let text = match reasons.as_slice() {
-                    [one] => Cow::Borrowed(one.message.as_ref()),
-                    many => Cow::Owned(many.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(", ")),
-                };
+                let text = crate::framework::reason::joined(reasons);
                 tracing::debug!(pod = %pod_key, node = name, reasons = %text, "node does not fit");
                 if reasons.iter().all(Reason::is_resolvable) {
                     result.failed_nodes.insert(name, text);

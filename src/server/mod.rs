@@ -34,7 +34,7 @@ use crate::bind::{ApiServerBinder, Binder, ModelBinder};
 use crate::cluster::model_writer::ModelWriter;
 use crate::cluster::source::kube::{WatchHealth, WatchSettings, WATCHED_KINDS};
 use crate::cluster::source::Opened;
-use crate::cluster::{ClusterStore, Snapshot};
+use crate::cluster::{ClusterStore, SchedulerVersion, Snapshot};
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::observe::Sampler;
 use crate::engine::{Evaluator, OrderingMode, Plan};
@@ -66,6 +66,8 @@ pub struct ServeConfig {
     /// "" or a path starting with '/' and not ending with one.
     pub url_prefix: String,
     pub cluster: ClusterSource,
+    /// Whose rules count the pods' requests (`--kube-scheduler-version`).
+    pub scheduler_version: SchedulerVersion,
     pub policy: PolicySource,
     /// `--predicate-ordering`: overrides the Policy's `predicateOrdering` (on every reload too).
     pub predicate_ordering: Option<OrderingMode>,
@@ -104,6 +106,7 @@ impl ServeConfig {
             admin_listen: SocketAddr::from(([0, 0, 0, 0], 8889)),
             url_prefix: String::new(),
             cluster,
+            scheduler_version: SchedulerVersion::default(),
             policy: PolicySource::Default,
             predicate_ordering: None,
             parallelism: default_parallelism(),
@@ -292,11 +295,11 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
         let binder: Arc<dyn Binder> = Arc::new(ModelBinder::new(Arc::clone(&store)));
         Model { store, binder, watches: None, writer: None, background: Vec::new() }
     };
-    Ok(match config.cluster.open()? {
+    Ok(match config.cluster.open(config.scheduler_version)? {
         Opened::Fixed(snapshot) => fixed(snapshot),
         Opened::Live(connection) => {
             let client = crate::cluster::source::kube::connect(connection).await?;
-            let store = Arc::new(ClusterStore::new(Snapshot::default()));
+            let store = Arc::new(ClusterStore::new(Snapshot::empty(config.scheduler_version)));
             let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));
             let watches = Arc::new(WatchHealth::new(WATCHED_KINDS, config.max_cache_staleness));
             let background = crate::cluster::source::kube::start(&client, &writer, &watches, config.watch);

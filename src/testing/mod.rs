@@ -288,6 +288,7 @@ mod eventually;
 pub mod fuzz;
 pub mod oracle;
 mod oracle_label_keys;
+mod oracle_resources;
 mod oracle_volumes;
 pub mod policy_oracle;
 #[cfg(test)]

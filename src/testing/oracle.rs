@@ -14,8 +14,10 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::cluster::objects::Pod;
+use crate::cluster::pod_requests::{requests_to_place, requests_to_score};
+use crate::cluster::resources::{NonZero, Resource};
 use crate::cluster::source::file::parse_objects;
-use crate::cluster::Snapshot;
+use crate::cluster::{SchedulerVersion, Snapshot};
 use crate::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared, Verdict};
 use crate::gen_cluster::generate::Rng;
 use crate::policy::Plan;
@@ -81,12 +83,53 @@ pub struct OraclePlugin {
     pub reasons: Vec<String>,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-struct OracleAnswer {
+/// The oracle's answer for a case: per node its verdict, per pod what kube-scheduler counts of it.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct OracleAnswer {
     #[serde(default)]
-    nodes: BTreeMap<String, OracleNode>,
+    pub nodes: BTreeMap<String, OracleNode>,
+    /// By `namespace/name`; the pod to schedule under "".
+    #[serde(default)]
+    pub requests: BTreeMap<String, PodResources>,
     #[serde(default)]
     error: String,
+}
+
+/// A pod's requests in the scheduler's units, and the non-zero cpu and memory the resource scores
+/// count: for a pod of the cluster what its node's sums add up (`PodInfo.CalculateResource`), for
+/// the pod to schedule what NodeResourcesFit's PreFilter and its scores compute.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodResources {
+    #[serde(rename = "milliCPU")]
+    pub milli_cpu: i64,
+    pub memory: i64,
+    pub ephemeral_storage: i64,
+    /// Extended resources and hugepages; zero amounts are left out.
+    #[serde(default, deserialize_with = "without_zeros")]
+    pub scalar: BTreeMap<String, i64>,
+    #[serde(rename = "nonZeroCPU")]
+    pub non_zero_cpu: i64,
+    pub non_zero_memory: i64,
+}
+
+fn without_zeros<'de, D: serde::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, i64>, D::Error> {
+    let mut m = BTreeMap::<String, i64>::deserialize(d)?;
+    m.retain(|_, v| *v != 0);
+    Ok(m)
+}
+
+impl PodResources {
+    fn of(requests: &Resource, non_zero: NonZero) -> PodResources {
+        PodResources {
+            milli_cpu: requests.milli_cpu,
+            memory: requests.memory,
+            ephemeral_storage: requests.ephemeral_storage,
+            scalar: requests.scalar.iter().filter(|(_, v)| *v != 0).cloned().collect(),
+            non_zero_cpu: non_zero.milli_cpu,
+            non_zero_memory: non_zero.memory,
+        }
+    }
 }
 
 const UNRESOLVABLE: &str = "UnschedulableAndUnresolvable";
@@ -152,8 +195,8 @@ impl Oracle {
         Ok(Oracle { child, stdin, stdout })
     }
 
-    /// The oracle's verdicts for a batch of cases.
-    pub fn run(&mut self, cases: &[Case]) -> Result<Vec<BTreeMap<String, OracleNode>>, String> {
+    /// The oracle's answers for a batch of cases.
+    pub fn run(&mut self, cases: &[Case]) -> Result<Vec<OracleAnswer>, String> {
         let lines: Vec<String> = cases.iter().map(Case::to_line).collect();
         let answers = self.exchange(&lines)?;
         let mut out = Vec::with_capacity(cases.len());
@@ -163,7 +206,7 @@ impl Oracle {
             if !answer.error.is_empty() {
                 return Err(format!("oracle error for seed {}: {}", case.seed, answer.error));
             }
-            out.push(answer.nodes);
+            out.push(answer);
         }
         Ok(out)
     }
@@ -210,24 +253,106 @@ pub fn plan() -> Plan {
     Plan { always_check_all: true, ..Plan::default_plan() }
 }
 
-/// The model the extender builds from a case's objects (as a snapshot file would), and its pod.
-pub fn model(case: &Case) -> Result<(Snapshot, Pod), String> {
+/// The model the extender builds from a case's objects (as a snapshot file would), counted as
+/// `version`'s kube-scheduler counts, and its pod.
+pub fn model(case: &Case, version: SchedulerVersion) -> Result<(Snapshot, Pod), String> {
     let list = json!({"apiVersion": "v1", "kind": "List", "items": case.objects}).to_string();
-    let snapshot = parse_objects("case", &list).map_err(|e| e.to_string())?.into_snapshot();
+    let snapshot = parse_objects("case", &list).map_err(|e| e.to_string())?.into_snapshot_for(version);
     let pod_list = json!({"apiVersion": "v1", "kind": "List", "items": [case.pod]}).to_string();
     let pod = parse_objects("pod", &pod_list).map_err(|e| e.to_string())?.pods.pop().ok_or("no pod")?;
     Ok((snapshot, pod))
 }
 
-/// The extender's verdicts for a case: the engine directly on the model built from the same
-/// objects (as a snapshot file would), every node as a `NodeNames` candidate.
+/// The extender's answer for a case: its verdicts per node and what it counts of each pod.
+#[derive(Debug, Clone, Default)]
+pub struct ExtenderAnswer {
+    pub nodes: BTreeMap<String, NodeVerdict>,
+    /// As [`OracleAnswer::requests`].
+    pub requests: BTreeMap<String, PodResources>,
+    /// kube-scheduler's own filters as explain reproduces them (`explain::kube_scheduler`): per
+    /// node, the plugin that rejects it and its reasons, sorted; `None` where they all pass.
+    pub kube_scheduler: BTreeMap<String, FilterStatus>,
+}
+
+/// The plugin that rejects a node and its reasons, sorted; `None` where every plugin passes it.
+pub type FilterStatus = Option<(String, Vec<String>)>;
+
+/// A node left out by a PreFilterResult, on either side.
+const LEFT_OUT: &str = "PreFilterResult";
+
+/// explain's view of kube-scheduler's filters for the case, without the extender (an empty plan).
+fn kube_scheduler_view(
+    snapshot: &Snapshot,
+    pod: &Pod,
+    names: &[String],
+    evaluator: &Evaluator,
+    version: SchedulerVersion,
+) -> Result<BTreeMap<String, FilterStatus>, String> {
+    let profile = crate::explain::kube_scheduler::Profile::shipped(version);
+    let view = crate::explain::kube_scheduler::evaluate(
+        &profile,
+        &Plan::default(),
+        pod,
+        snapshot,
+        evaluator,
+        &CancelFlag::new(),
+    )
+    .map_err(|e| e.to_string())?;
+    let mut out: BTreeMap<String, FilterStatus> =
+        names.iter().map(|n| (n.clone(), Some((LEFT_OUT.to_string(), Vec::new())))).collect();
+    if let Some(p) = &view.prefilter {
+        for status in out.values_mut() {
+            *status = Some((p.by.clone(), p.reasons.clone()));
+        }
+        return Ok(out);
+    }
+    for status in &view.rejected {
+        let mut reasons = status.reasons.clone();
+        reasons.sort();
+        out.insert(status.node.clone(), Some((status.by.clone(), reasons)));
+    }
+    for node in &view.feasible {
+        out.insert(node.clone(), None);
+    }
+    Ok(out)
+}
+
+impl OracleNode {
+    /// The status kube-scheduler's filter run gave the node, as [`ExtenderAnswer::kube_scheduler`].
+    fn kube_scheduler(&self) -> FilterStatus {
+        if self.fits {
+            return None;
+        }
+        if self.prefilter && self.plugin == LEFT_OUT {
+            return Some((LEFT_OUT.to_string(), Vec::new()));
+        }
+        let mut reasons = self.reasons.clone();
+        reasons.sort();
+        Some((self.plugin.clone(), reasons))
+    }
+}
+
+/// The extender's answer for a case: the engine directly on the model built from the same
+/// objects (as a snapshot file would) and counted as `version`'s kube-scheduler counts, every node
+/// as a `NodeNames` candidate.
 pub fn extender_verdicts(
     plan: &Plan,
     evaluator: &Evaluator,
     case: &Case,
-) -> Result<BTreeMap<String, NodeVerdict>, String> {
-    let (snapshot, pod) = model(case)?;
+    version: SchedulerVersion,
+) -> Result<ExtenderAnswer, String> {
+    let (snapshot, pod) = model(case, version)?;
+    let mut requests = BTreeMap::new();
+    for o in case.objects.iter().filter(|o| o["kind"] == "Pod") {
+        let (ns, name) =
+            (o["metadata"]["namespace"].as_str().unwrap_or("default"), o["metadata"]["name"].as_str().unwrap_or(""));
+        if let Some(info) = snapshot.pod(ns, name) {
+            requests.insert(format!("{ns}/{name}"), PodResources::of(&info.requests, info.non_zero));
+        }
+    }
+    requests.insert(String::new(), PodResources::of(&requests_to_place(&pod), requests_to_score(&pod, version)));
     let names = case.node_names();
+    let kube_scheduler = kube_scheduler_view(&snapshot, &pod, &names, evaluator, version)?;
     let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
     let prepared = Prepared::new(plan, pod, &ClusterView::of(&snapshot));
     let filtered =
@@ -245,7 +370,7 @@ pub fn extender_verdicts(
         };
         out.insert(name, v);
     }
-    Ok(out)
+    Ok(ExtenderAnswer { nodes: out, requests, kube_scheduler })
 }
 
 /// How the two sides disagree on one node.
@@ -322,8 +447,63 @@ pub const REASON_MAP: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// Compares the verdicts of one case; an empty list when they agree.
-pub fn compare(
+/// Compares the verdicts and the pods' requests of one case; an empty list when they agree.
+pub fn compare(extender: &ExtenderAnswer, oracle: &OracleAnswer, check_reasons: bool) -> Vec<Disagreement> {
+    let mut out = compare_requests(&extender.requests, &oracle.requests);
+    out.extend(compare_verdicts(&extender.nodes, &oracle.nodes, check_reasons));
+    out.extend(compare_kube_scheduler(&extender.kube_scheduler, &oracle.nodes));
+    out
+}
+
+/// explain's view of kube-scheduler's filters against kube-scheduler's own, node by node.
+fn compare_kube_scheduler(
+    extender: &BTreeMap<String, FilterStatus>,
+    oracle: &BTreeMap<String, OracleNode>,
+) -> Vec<Disagreement> {
+    let show = |s: &FilterStatus| NodeVerdict {
+        fits: s.is_none(),
+        unresolvable: false,
+        reasons: s.iter().map(|(by, reasons)| format!("{by}: {reasons:?}")).collect(),
+    };
+    let mut out = Vec::new();
+    for (node, e) in extender {
+        let o = oracle.get(node).and_then(OracleNode::kube_scheduler);
+        let missing = !oracle.contains_key(node);
+        if missing || *e != o {
+            out.push(Disagreement {
+                node: node.clone(),
+                what: "kube-scheduler's view differs",
+                extender: show(e),
+                oracle: show(&o),
+            });
+        }
+    }
+    out
+}
+
+/// Each pod's requests as kube-scheduler counts them against the extender's count.
+fn compare_requests(
+    extender: &BTreeMap<String, PodResources>,
+    oracle: &BTreeMap<String, PodResources>,
+) -> Vec<Disagreement> {
+    let mut out = Vec::new();
+    for (pod, o) in oracle {
+        let e = extender.get(pod);
+        if e != Some(o) {
+            let show = |r: Option<&PodResources>| NodeVerdict {
+                fits: false,
+                unresolvable: false,
+                reasons: vec![format!("{r:?}")],
+            };
+            let node = if pod.is_empty() { "(the pod to schedule)".to_string() } else { pod.clone() };
+            out.push(Disagreement { node, what: "requests differ", extender: show(e), oracle: show(Some(o)) });
+        }
+    }
+    out
+}
+
+/// Compares the verdicts of one case node by node; an empty list when they agree.
+pub fn compare_verdicts(
     extender: &BTreeMap<String, NodeVerdict>,
     oracle: &BTreeMap<String, OracleNode>,
     check_reasons: bool,
@@ -408,11 +588,19 @@ const HOSTNAME: &str = "kubernetes.io/hostname";
 pub struct Domain {
     /// Largest cluster (nodes).
     pub max_nodes: u64,
+    /// The kube-scheduler (and API server) the cases are for: what its API server stores of a pod
+    /// (`oracle_resources`) and how the extender counts it.
+    pub version: SchedulerVersion,
 }
 
 impl Domain {
+    /// The shared domain for the newest tested minor.
     pub fn shared() -> Domain {
-        Domain { max_nodes: 40 }
+        Domain::for_version(SchedulerVersion::default())
+    }
+
+    pub fn for_version(version: SchedulerVersion) -> Domain {
+        Domain { max_nodes: 40, version }
     }
 }
 
@@ -763,6 +951,7 @@ pub fn generate(domain: &Domain, seed: u64) -> Case {
     let mut pod = g.pending_pod();
     super::oracle_volumes::add_storage(seed, &nodes, &mut objects, &mut pod);
     super::oracle_label_keys::add_match_label_keys(seed, &mut objects, &mut pod);
+    super::oracle_resources::add_resource_shapes(seed, domain.version, &mut objects, &mut pod);
     let affinity = &pod["spec"]["affinity"];
     if affinity.get("podAffinity").is_none() && affinity.get("podAntiAffinity").is_none() {
         // Today's InterPodAffinity skips its Filter for the whole cycle (nominated pass included)

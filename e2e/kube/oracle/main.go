@@ -23,14 +23,18 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	clientscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+	resourcehelper "k8s.io/component-helpers/resource"
 	corev1 "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	schedcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
@@ -40,6 +44,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
+	schedutil "k8s.io/kubernetes/pkg/scheduler/util"
 )
 
 type input struct {
@@ -68,7 +73,65 @@ type nodeResult struct {
 
 type output struct {
 	Nodes map[string]nodeResult `json:"nodes"`
-	Error string                `json:"error,omitempty"`
+	// What kube-scheduler counts of each pod: the pods of the snapshot and the nominated ones by
+	// "namespace/name" (PodInfo.CalculateResource), and the pod to schedule under "" (as
+	// NodeResourcesFit's PreFilter and its resource scores compute it).
+	Requests map[string]podResources `json:"requests,omitempty"`
+	Error    string                  `json:"error,omitempty"`
+}
+
+// podResources is a pod's requests in the scheduler's units (cpu in millicores, the rest in
+// units), with the non-zero cpu and memory the resource scores count.
+type podResources struct {
+	MilliCPU         int64            `json:"milliCPU"`
+	Memory           int64            `json:"memory"`
+	EphemeralStorage int64            `json:"ephemeralStorage"`
+	Scalar           map[string]int64 `json:"scalar,omitempty"`
+	NonZeroCPU       int64            `json:"nonZeroCPU"`
+	NonZeroMemory    int64            `json:"nonZeroMemory"`
+}
+
+func resourcesOf(r fwk.Resource, non0CPU, non0Mem int64) podResources {
+	out := podResources{MilliCPU: r.GetMilliCPU(), Memory: r.GetMemory(), EphemeralStorage: r.GetEphemeralStorage(), NonZeroCPU: non0CPU, NonZeroMemory: non0Mem}
+	for name, v := range r.GetScalarResources() {
+		if out.Scalar == nil {
+			out.Scalar = map[string]int64{}
+		}
+		out.Scalar[string(name)] = v
+	}
+	return out
+}
+
+// placedRequests is what a pod in the snapshot takes from its node: PodInfo.CalculateResource.
+func placedRequests(p *v1.Pod) (podResources, error) {
+	pi, err := framework.NewPodInfo(p)
+	if err != nil {
+		return podResources{}, err
+	}
+	r := pi.CalculateResource()
+	return resourcesOf(r.Resource, r.Non0CPU, r.Non0Mem), nil
+}
+
+// pendingRequests is what the pod to schedule asks: PodRequests with the options
+// NodeResourcesFit's PreFilter passes (computePodResourceRequest, unexported: these lines are its
+// options), and its non-zero cpu and memory with the options its resource scores pass
+// (resourceAllocationScorer.calculatePodResourceRequest, with the scoring defaults).
+func pendingRequests(p *v1.Pod) podResources {
+	gate := utilfeature.DefaultFeatureGate.Enabled
+	reqs := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{SkipPodLevelResources: !gate(features.PodLevelResources)})
+	var r framework.Resource
+	r.SetMaxResource(reqs)
+	scored := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{
+		UseStatusResources: gate(features.InPlacePodVerticalScaling),
+		InPlacePodLevelResourcesVerticalScalingEnabled: gate(features.InPlacePodLevelResourcesVerticalScaling),
+		SkipPodLevelResources:                          !gate(features.PodLevelResources),
+		NonMissingContainerRequests: v1.ResourceList{
+			v1.ResourceCPU:    *resource.NewMilliQuantity(schedutil.DefaultMilliCPURequest, resource.DecimalSI),
+			v1.ResourceMemory: *resource.NewQuantity(schedutil.DefaultMemoryRequest, resource.DecimalSI),
+		},
+	})
+	cpu, mem := scored[v1.ResourceCPU], scored[v1.ResourceMemory]
+	return resourcesOf(&r, cpu.MilliValue(), mem.Value())
 }
 
 // swapLister is the frameworks' snapshot lister; each case swaps the snapshot behind it.
@@ -167,6 +230,7 @@ func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
 	var nodes []*v1.Node
 	var assigned []*v1.Pod
 	byKind := map[string][]interface{}{}
+	requests := map[string]podResources{}
 	o.nominator.byNode = map[string][]fwk.PodInfo{}
 	for i, raw := range in.Objects {
 		obj, kind, err := decode(raw)
@@ -177,6 +241,9 @@ func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
 		case *v1.Node:
 			nodes = append(nodes, t)
 		case *v1.Pod:
+			if requests[t.Namespace+"/"+t.Name], err = placedRequests(t); err != nil {
+				return nil, fmt.Errorf("object %d: %w", i, err)
+			}
 			if t.Spec.NodeName != "" {
 				assigned = append(assigned, t)
 			} else if t.Status.NominatedNodeName != "" {
@@ -220,7 +287,8 @@ func (o *oracle) run(ctx context.Context, in *input) (*output, error) {
 	}
 	snapshot := schedcache.NewSnapshot(placed, nodes)
 	o.lister.SharedLister = snapshot
-	out := &output{Nodes: map[string]nodeResult{}}
+	requests[""] = pendingRequests(pod)
+	out := &output{Nodes: map[string]nodeResult{}, Requests: requests}
 
 	state := framework.NewCycleState()
 	preRes, s, _ := o.full.RunPreFilterPlugins(ctx, state, pod)

@@ -13,7 +13,12 @@ use serde_saphyr::Spanned;
 use crate::cluster::objects::{Node, Object, Pod};
 use crate::cluster::snapshot::Snapshot;
 use crate::cluster::source::{json_buffered, json_stream};
-use crate::cluster::ClusterObject;
+use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
+use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service};
+use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
+
+use crate::cluster::source::kube::kinds::WatchedKind;
+use crate::cluster::{ClusterObject, SchedulerVersion};
 
 /// Why a cluster file could not be read. Every message names the file, the object and the field.
 #[derive(Debug, thiserror::Error)]
@@ -45,9 +50,15 @@ pub struct Objects {
 }
 
 impl Objects {
+    /// The model of these objects, counted as the newest tested kube-scheduler counts them.
     pub fn into_snapshot(self) -> Snapshot {
+        self.into_snapshot_for(SchedulerVersion::default())
+    }
+
+    /// The model of these objects, counted as `version`'s kube-scheduler counts them.
+    pub fn into_snapshot_for(self, version: SchedulerVersion) -> Snapshot {
         log_skipped(&self.skipped);
-        let mut snapshot = Snapshot::build(self.nodes, self.pods);
+        let mut snapshot = Snapshot::build_for(version, self.nodes, self.pods);
         for object in self.others {
             snapshot.upsert(object);
         }
@@ -108,14 +119,14 @@ impl Sink for SnapshotSink {
 
 /// Reads a cluster file.
 pub fn load_file(path: &Path) -> Result<Objects, SourceError> {
-    read_into(path)
+    read_into(path, Objects::default)
 }
 
 /// Reads a cluster file straight into a model. A JSON file is read as a stream: its list's items
 /// are decoded in parallel while the rest is still being read, and only a few hundred of them are
 /// held as text at any moment, never the whole file.
-pub fn load_snapshot(path: &Path) -> Result<Snapshot, SourceError> {
-    let sink: SnapshotSink = read_into(path)?;
+pub fn load_snapshot(path: &Path, version: SchedulerVersion) -> Result<Snapshot, SourceError> {
+    let sink = read_into(path, || SnapshotSink { snapshot: Snapshot::empty(version), skipped: BTreeMap::new() })?;
     log_skipped(&sink.skipped);
     Ok(sink.snapshot)
 }
@@ -139,7 +150,7 @@ fn open(path: &Path, file: &str) -> Result<(impl BufRead, Vec<u8>, Option<u8>), 
     Ok((reader, start, first))
 }
 
-fn read_into<S: Sink + Send + Default>(path: &Path) -> Result<S, SourceError> {
+fn read_into<S: Sink + Send>(path: &Path, empty: impl Fn() -> S) -> Result<S, SourceError> {
     let file = path.display().to_string();
     let io = |source| SourceError::Io { file: file.clone(), source };
     // What comes before the first thing in it decides: JSON when that is '{', else YAML.
@@ -147,12 +158,12 @@ fn read_into<S: Sink + Send + Default>(path: &Path) -> Result<S, SourceError> {
     if first == Some(b'{') {
         // The common shape the quick way; anything else (or any error) again the exact way,
         // whose answer or error is the one given.
-        let mut sink = S::default();
+        let mut sink = empty();
         if json_buffered::read(reader, &mut sink, json_item_decoder(&file)).is_ok() {
             return Ok(sink);
         }
         let (reader, _, _) = open(path, &file)?;
-        let mut sink = S::default();
+        let mut sink = empty();
         stream_json(&file, reader, &mut sink)?;
         return Ok(sink);
     }
@@ -160,7 +171,7 @@ fn read_into<S: Sink + Send + Default>(path: &Path) -> Result<S, SourceError> {
     let text = String::from_utf8(start).map_err(|e| {
         io(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("stream did not contain valid UTF-8: {e}")))
     })?;
-    let mut sink = S::default();
+    let mut sink = empty();
     parse_yaml(&file, &text, &mut sink)?;
     Ok(sink)
 }
@@ -336,19 +347,16 @@ fn decode_object<'de, D: serde::Deserializer<'de>>(
             }
             Decoded::Pod(pod)
         }
-        "Namespace" => Decoded::Other(ClusterObject::Namespace(Box::new(decode(de).map_err(fail)?))),
-        "Service" => Decoded::Other(ClusterObject::Service(Box::new(decode(de).map_err(fail)?))),
-        "PersistentVolume" => Decoded::Other(ClusterObject::PersistentVolume(Box::new(decode(de).map_err(fail)?))),
-        "PersistentVolumeClaim" => {
-            Decoded::Other(ClusterObject::PersistentVolumeClaim(Box::new(decode(de).map_err(fail)?)))
-        }
-        "StorageClass" => Decoded::Other(ClusterObject::StorageClass(Box::new(decode(de).map_err(fail)?))),
-        "CSINode" => Decoded::Other(ClusterObject::CSINode(Box::new(decode(de).map_err(fail)?))),
-        "ReplicaSet" => Decoded::Other(ClusterObject::ReplicaSet(Box::new(decode(de).map_err(fail)?))),
-        "ReplicationController" => {
-            Decoded::Other(ClusterObject::ReplicationController(Box::new(decode(de).map_err(fail)?)))
-        }
-        "StatefulSet" => Decoded::Other(ClusterObject::StatefulSet(Box::new(decode(de).map_err(fail)?))),
+        // Stripped as the watches strip them: a file's model is the live model's shape.
+        "Namespace" => Decoded::Other(decode::<Namespace, _>(de).map_err(fail)?.into_object()),
+        "Service" => Decoded::Other(decode::<Service, _>(de).map_err(fail)?.into_object()),
+        "PersistentVolume" => Decoded::Other(decode::<PersistentVolume, _>(de).map_err(fail)?.into_object()),
+        "PersistentVolumeClaim" => Decoded::Other(decode::<PersistentVolumeClaim, _>(de).map_err(fail)?.into_object()),
+        "StorageClass" => Decoded::Other(decode::<StorageClass, _>(de).map_err(fail)?.into_object()),
+        "CSINode" => Decoded::Other(decode::<CSINode, _>(de).map_err(fail)?.into_object()),
+        "ReplicaSet" => Decoded::Other(decode::<ReplicaSet, _>(de).map_err(fail)?.into_object()),
+        "ReplicationController" => Decoded::Other(decode::<ReplicationController, _>(de).map_err(fail)?.into_object()),
+        "StatefulSet" => Decoded::Other(decode::<StatefulSet, _>(de).map_err(fail)?.into_object()),
         other => Decoded::Skipped(other.to_string()),
     })
 }
@@ -482,7 +490,7 @@ items:
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.json");
         std::fs::write(&path, format!("\u{feff}\n  {}", long_list(false, true, None))).unwrap();
-        let s = load_snapshot(&path).unwrap();
+        let s = load_snapshot(&path, SchedulerVersion::default()).unwrap();
         assert_eq!(s.pod_count(), 700);
         assert_eq!(s.node_info("n3").map(|n| n.pods.requested().milli_cpu), None, "no node objects");
         assert_eq!(load_file(&path).unwrap().pods.len(), 700);

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 pub use file::{load_file, load_snapshot, parse_objects, Objects, SourceError};
 
-use crate::cluster::Snapshot;
+use crate::cluster::{SchedulerVersion, Snapshot};
 use kube::Connection;
 
 /// Where the cluster model comes from.
@@ -40,11 +40,12 @@ pub enum Opened<'a> {
 
 impl ClusterSource {
     /// The one loader of `serve` and `explain`: reads a file or the demo cluster into a model
-    /// (an in-memory model is copied); a live cluster is handed back as its connection.
-    pub fn open(&self) -> Result<Opened<'_>, SourceError> {
+    /// whose pods are counted as `version`'s kube-scheduler counts them (an in-memory model is
+    /// copied, counted as it was built); a live cluster is handed back as its connection.
+    pub fn open(&self, version: SchedulerVersion) -> Result<Opened<'_>, SourceError> {
         Ok(match self {
-            ClusterSource::File(path) => Opened::Fixed(load_snapshot(path)?),
-            ClusterSource::Demo => Opened::Fixed(demo::demo_objects()?.into_snapshot()),
+            ClusterSource::File(path) => Opened::Fixed(load_snapshot(path, version)?),
+            ClusterSource::Demo => Opened::Fixed(demo::demo_objects()?.into_snapshot_for(version)),
             ClusterSource::Snapshot(snapshot) => Opened::Fixed((**snapshot).clone()),
             ClusterSource::Kube(connection) => Opened::Live(connection),
         })
@@ -57,13 +58,18 @@ mod tests {
 
     #[test]
     fn sources_open() {
-        let Opened::Fixed(demo) = ClusterSource::Demo.open().unwrap() else { panic!("the demo is fixed") };
+        let Opened::Fixed(demo) = ClusterSource::Demo.open(SchedulerVersion::default()).unwrap() else {
+            panic!("the demo is fixed")
+        };
         assert_eq!(demo.node_count(), 6);
         let in_memory = ClusterSource::Snapshot(Box::new(demo));
-        assert!(matches!(in_memory.open().unwrap(), Opened::Fixed(s) if s.node_count() == 6));
-        let missing = ClusterSource::File(PathBuf::from("/nonexistent/cluster.yaml")).open().unwrap_err();
+        assert!(
+            matches!(in_memory.open(SchedulerVersion::default()).unwrap(), Opened::Fixed(s) if s.node_count() == 6)
+        );
+        let missing =
+            ClusterSource::File(PathBuf::from("/nonexistent/cluster.yaml")).open(SchedulerVersion::V1_35).unwrap_err();
         assert!(missing.to_string().starts_with("/nonexistent/cluster.yaml: cannot read"), "{missing}");
         let live = ClusterSource::Kube(Connection::InCluster);
-        assert!(matches!(live.open().unwrap(), Opened::Live(Connection::InCluster)));
+        assert!(matches!(live.open(SchedulerVersion::default()).unwrap(), Opened::Live(Connection::InCluster)));
     }
 }

@@ -113,7 +113,9 @@ pub fn service_pods_disagree_on_labels(case: &PolicyCase) -> bool {
 /// today's plugin (`processNode` returns for such a node), and so the extender, count only the
 /// nodes spreading applies to.
 pub fn spread_counts_left_out_nodes(case: &PolicyCase) -> bool {
-    let Ok((snapshot, pod)) = oracle::model(&case.case) else { return false };
+    let Ok((snapshot, pod)) = oracle::model(&case.case, crate::cluster::SchedulerVersion::default()) else {
+        return false;
+    };
     let pod = PodContext::new(pod);
     let hard: Vec<&str> = case.case.pod["spec"]["topologySpreadConstraints"]
         .as_array()

@@ -26,10 +26,27 @@ const IMAGES: &[(&str, i64)] = &[
 
 /// Removes what the API of v1.22 does not have, so that both sides read the same objects: spread
 /// constraints' `minDomains`, `nodeAffinityPolicy`, `nodeTaintsPolicy` and `matchLabelKeys` (whose
-/// keys the generator already merged into the selector, as the API server does), and sidecars'
-/// `restartPolicy` (the init container stays, as an ordinary one).
+/// keys the generator already merged into the selector, as the API server does), sidecars'
+/// `restartPolicy` (the init container stays, as an ordinary one), pod-level resources and what
+/// the kubelet reports of an in-place resize (both later than v1.22), and `status.qosClass` (which
+/// the generator set from the pod-level resources too; v1.22 computes it from the containers).
 pub fn to_v1_22(case: &mut Case) {
     for object in case.objects.iter_mut().chain(std::iter::once(&mut case.pod)) {
+        if let Some(status) = object.get_mut("status").and_then(Value::as_object_mut) {
+            for field in [
+                "qosClass",
+                "conditions",
+                "containerStatuses",
+                "initContainerStatuses",
+                "allocatedResources",
+                "resources",
+            ] {
+                status.remove(field);
+            }
+        }
+        if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+            spec.remove("resources");
+        }
         let spec = &mut object["spec"];
         if let Some(list) = spec.get_mut("topologySpreadConstraints").and_then(Value::as_array_mut) {
             for c in list.iter_mut().filter_map(Value::as_object_mut) {

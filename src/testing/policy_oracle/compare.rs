@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::testing::oracle::{compare as compare_verdicts, reason_gaps, Disagreement, OracleNode};
+use crate::testing::oracle::{compare_verdicts, reason_gaps, Disagreement, OracleNode};
 use serde_json::Value;
 
 use crate::predicates::no_volume_zone_conflict::ERR_VOLUME_ZONE_CONFLICT;

@@ -165,7 +165,7 @@ pub fn extender(evaluator: &Evaluator, case: &PolicyCase) -> Result<Ours, String
         Ok(plan) => plan,
         Err(e) => return Ok(Ours { policy_error: Some(e.to_string()), ..Ours::default() }),
     };
-    let (snapshot, pod) = oracle::model(&case.case)?;
+    let (snapshot, pod) = oracle::model(&case.case, crate::cluster::SchedulerVersion::default())?;
     let names = case.case.node_names();
     let view = ClusterView::of(&snapshot);
     let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();

@@ -102,9 +102,7 @@ impl WatchedKind for ReplicaSet {
     const KIND: ObjectKind = ObjectKind::ReplicaSet;
     fn into_object(mut self) -> ClusterObject {
         strip_meta(&mut self.metadata, false);
-        if let Some(spec) = &mut self.spec {
-            spec.template = None;
-        }
+        self.spec.template = None;
         self.status = None;
         ClusterObject::ReplicaSet(Box::new(self))
     }
@@ -126,10 +124,8 @@ impl WatchedKind for StatefulSet {
     const KIND: ObjectKind = ObjectKind::StatefulSet;
     fn into_object(mut self) -> ClusterObject {
         strip_meta(&mut self.metadata, false);
-        if let Some(spec) = &mut self.spec {
-            spec.template = Default::default();
-            spec.volume_claim_templates = None;
-        }
+        self.spec.template = Default::default();
+        self.spec.volume_claim_templates = None;
         self.status = None;
         ClusterObject::StatefulSet(Box::new(self))
     }

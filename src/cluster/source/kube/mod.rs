@@ -18,7 +18,7 @@ use kube::{Api, Client};
 use tokio::task::JoinHandle;
 
 use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::{ObjectKind, Snapshot};
+use crate::cluster::{ObjectKind, SchedulerVersion, Snapshot};
 pub use health::{HealthReport, WatchHealth};
 use kinds::WatchedKind;
 use lean::{LeanNode, LeanPod};
@@ -152,9 +152,9 @@ async fn list_into<K: WatchedKind>(client: &Client, snapshot: &mut Snapshot) -> 
 
 /// The cluster as the API server lists it now, once (for `explain`): the same kinds, decoded and
 /// stripped as the watches do.
-pub async fn list_once(connection: &Connection) -> Result<Snapshot, ConnectError> {
+pub async fn list_once(connection: &Connection, version: SchedulerVersion) -> Result<Snapshot, ConnectError> {
     let client = connect(connection).await?;
-    let mut s = Snapshot::default();
+    let mut s = Snapshot::empty(version);
     macro_rules! list_each {
         ($($k:ty),*) => { $(list_into::<$k>(&client, &mut s).await?;)* };
     }
