@@ -11,7 +11,7 @@ use predicate_extender::cluster::objects::{Node, Pod};
 use predicate_extender::cluster::source::parse_objects;
 use predicate_extender::cluster::Snapshot;
 use predicate_extender::engine::{CancelFlag, Evaluator};
-use predicate_extender::explain::report::{build, Report};
+use predicate_extender::explain::report::{build, Against, Report};
 use predicate_extender::explain::source::single_pod;
 use predicate_extender::explain::table::Style;
 use predicate_extender::explain::view::View;
@@ -100,7 +100,8 @@ fn pod(cpu: Option<i64>) -> Pod {
 fn report(pod: Pod, detail: &[&str]) -> Report {
     let detail: Vec<String> = detail.iter().map(|n| n.to_string()).collect();
     let evaluator = Evaluator::new(2).unwrap();
-    build(&Plan::default_plan(), pod, &cluster().snapshot, &detail, &evaluator, &CancelFlag::new())
+    let plan = Plan::default_plan();
+    build(Against::shipped(&plan, &cluster().snapshot), pod, &detail, &evaluator, &CancelFlag::new())
         .unwrap_or_else(|e| panic!("{e}"))
 }
 

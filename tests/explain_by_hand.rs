@@ -4,9 +4,14 @@
 //! derived from the cluster and the predicates' rules, with the arithmetic in the comments.
 //!
 //! `explain` runs every predicate on every node (alwaysCheckAllPredicates) under the default
-//! Policy, with the nominated pods of equal or higher priority added in pass 1. The summary line
-//! counts each reason once per node that reports it, as kube-scheduler's FitError does: a node
-//! failing two predicates with the same reason counts twice.
+//! Policy, with the nominated pods of equal or higher priority added in pass 1. The summary line is
+//! kube-scheduler's (`FitError.Error()`): each node counted once, under the reasons of the first of
+//! kube-scheduler's own filters to reject it, in v1.37's default order (NodeName,
+//! NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, ...,
+//! VolumeBinding, VolumeZone, ..., InterPodAffinity), in their words; a node they all pass under
+//! what the extender's `/filter` answers (the default Policy stops at the first failing
+//! predicate). The demo's nodes carry no condition taints: kube-scheduler's filters do not see
+//! node-b1's memory pressure.
 //!
 //! The demo cluster, as far as these pods are concerned:
 //! - node-a1, zone-a, ssd, 4 cpu / 8Gi: web-1 (1 cpu, 2Gi, hostPort 80), db-1 (no requests).
@@ -41,6 +46,9 @@ const AFFINITY: &str = "node(s) didn't match pod affinity/anti-affinity";
 const EXISTING_ANTI_AFFINITY: &str = "node(s) didn't satisfy existing pods anti-affinity rules";
 const VOLUME_ZONE: &str = "node(s) had no available volume zone";
 const NO_PV_TO_BIND: &str = "node(s) didn't find available persistent volumes to bind";
+// kube-scheduler's own words for the same failures (its plugins' reasons).
+const UNTOLERATED: &str = "node(s) had untolerated taint(s)";
+const NODE_AFFINITY: &str = "node(s) didn't match Pod's node affinity/selector";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -126,19 +134,38 @@ fn counts(table: &[(&str, usize)]) -> BTreeMap<String, usize> {
     table.iter().map(|(reason, n)| (reason.to_string(), *n)).collect()
 }
 
-/// Checks the report against the hand-made table: each node's reasons, the feasible nodes (those
-/// without a reason), and the summary's counts (each reason counted over the table).
-fn check(pod: &str, report: &Value, table: &[(&str, &[&str])]) {
+/// Checks the report against the hand-made tables: each node's reasons and the feasible nodes
+/// (those without a reason); and, for the summary line, who rejects each node in kube-scheduler's
+/// view (one of its plugins, or `Extender`) with the reason it counts, `None` for a node it would
+/// bind to. The summary's counts are counted over that table.
+fn check(pod: &str, report: &Value, table: &[(&str, &[&str])], kube_scheduler: &[(&str, Option<(&str, &str)>)]) {
     let want = expected(table);
     assert_eq!(per_node(report), want, "{pod}: reasons per node");
     let feasible: Vec<&str> = want.iter().filter(|(_, r)| r.is_empty()).map(|(n, _)| n.as_str()).collect();
     let got_feasible: Vec<&str> = report["feasible"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert_eq!(got_feasible, feasible, "{pod}: feasible nodes");
+    let statuses: Vec<(String, String, Vec<String>)> = report["kubeScheduler"]["rejected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let reasons = s["reasons"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
+            (s["node"].as_str().unwrap().to_string(), s["by"].as_str().unwrap().to_string(), reasons)
+        })
+        .collect();
+    let want_statuses: Vec<(String, String, Vec<String>)> = kube_scheduler
+        .iter()
+        .filter_map(|(node, status)| status.map(|(by, reason)| (node.to_string(), by.to_string(), vec![reason.to_string()])))
+        .collect();
+    assert_eq!(statuses, want_statuses, "{pod}: kube-scheduler's view");
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-    for reason in want.values().flatten() {
-        *counts.entry(reason.clone()).or_default() += 1;
+    for (_, status) in kube_scheduler {
+        if let Some((_, reason)) = status {
+            *counts.entry(reason.to_string()).or_default() += 1;
+        }
     }
-    assert_eq!(summary_counts(report), (feasible.len(), 6, counts), "{pod}: the summary line");
+    let binds = kube_scheduler.iter().filter(|(_, s)| s.is_none()).count();
+    assert_eq!(summary_counts(report), (binds, 6, counts), "{pod}: the summary line");
 }
 
 /// web-2 (default, app=web, priority 0): one container asking 1 cpu and 1Gi, hostPort 80.
@@ -155,7 +182,10 @@ fn web_2_by_hand() {
     // node-b2: pass 1 adds critical-job (priority 1000 >= 0): cpu 3 + 1 + 1 = 5 > 4: cpu.
     //          Memory 4Gi + 1Gi + 1Gi = 6Gi of 8Gi fits.
     // node-b3: cpu 0.5 + 1 = 1.5 of 2, memory 512Mi + 1Gi of 4Gi, hostPort 443 != 80: fits.
-    // Summary: 2/6; cpu 1 (b2), ports 1 (a1), taints 2 (a2, a3), unschedulable 2 (a2 twice).
+    // kube-scheduler: a1 NodePorts, a2 NodeUnschedulable (before TaintToleration), a3
+    // TaintToleration, b2 NodeResourcesFit (the nominated critical-job counts in its pass 1 too);
+    // b1 and b3 pass its filters and the extender's.
+    // Summary: 2/6; cpu 1, ports 1, untolerated taint 1, unschedulable 1.
     check(
         "web-2",
         &report,
@@ -166,6 +196,14 @@ fn web_2_by_hand() {
             ("node-b1", &[]),
             ("node-b2", &[CPU]),
             ("node-b3", &[]),
+        ],
+        &[
+            ("node-a1", Some(("NodePorts", PORTS))),
+            ("node-a2", Some(("NodeUnschedulable", UNSCHEDULABLE))),
+            ("node-a3", Some(("TaintToleration", UNTOLERATED))),
+            ("node-b1", None),
+            ("node-b2", Some(("NodeResourcesFit", CPU))),
+            ("node-b3", None),
         ],
     );
 }
@@ -186,8 +224,10 @@ fn frontend_by_hand() {
     // node-b2: cpu 3 + 1 (critical-job, nominated, priority 1000 >= 0) + 0.25 = 4.25 > 4: cpu;
     //          and zone-b: the two anti-affinity reasons.
     // node-b3: cpu 0.5 + 0.25 of 2 fits; zone-b: the two anti-affinity reasons.
-    // Summary: 1/6; cpu 1, affinity 3 (b1, b2, b3), existing anti-affinity 3, taints 2,
-    // unschedulable 2.
+    // kube-scheduler: a2 NodeUnschedulable, a3 TaintToleration, b2 NodeResourcesFit (before
+    // InterPodAffinity); b1 and b3 InterPodAffinity, whose one reason is the existing pods'
+    // anti-affinity (the pod has no terms of its own).
+    // Summary: 1/6; cpu 1, existing anti-affinity 2, untolerated taint 1, unschedulable 1.
     let zone_b: &[&str] = &[AFFINITY, EXISTING_ANTI_AFFINITY];
     check(
         "frontend-1",
@@ -199,6 +239,14 @@ fn frontend_by_hand() {
             ("node-b1", zone_b),
             ("node-b2", &[CPU, AFFINITY, EXISTING_ANTI_AFFINITY]),
             ("node-b3", zone_b),
+        ],
+        &[
+            ("node-a1", None),
+            ("node-a2", Some(("NodeUnschedulable", UNSCHEDULABLE))),
+            ("node-a3", Some(("TaintToleration", UNTOLERATED))),
+            ("node-b1", Some(("InterPodAffinity", EXISTING_ANTI_AFFINITY))),
+            ("node-b2", Some(("NodeResourcesFit", CPU))),
+            ("node-b3", Some(("InterPodAffinity", EXISTING_ANTI_AFFINITY))),
         ],
     );
 }
@@ -216,7 +264,10 @@ fn best_effort_with_a_node_selector_by_hand() {
     // node-b1: ssd; MemoryPressure=True refuses a BestEffort pod: memory pressure.
     // node-b2: selector. Resources: 3 + 1 (critical-job) + 0 = 4 of 4 cpu: fits (not over).
     // node-b3: selector.
-    // Summary: 1/6; selector 3, memory pressure 1, taints 2, unschedulable 2.
+    // kube-scheduler: a2 NodeUnschedulable, a3 TaintToleration (before NodeAffinity), b2 and b3
+    // NodeAffinity; b1 passes its filters (no memory-pressure taint), and the extender's
+    // CheckNodeMemoryPressure refuses the BestEffort pod there.
+    // Summary: 1/6; node affinity 2, memory pressure 1, untolerated taint 1, unschedulable 1.
     check(
         "debug",
         &report,
@@ -227,6 +278,14 @@ fn best_effort_with_a_node_selector_by_hand() {
             ("node-b1", &[MEMORY_PRESSURE]),
             ("node-b2", &[SELECTOR]),
             ("node-b3", &[SELECTOR]),
+        ],
+        &[
+            ("node-a1", None),
+            ("node-a2", Some(("NodeUnschedulable", UNSCHEDULABLE))),
+            ("node-a3", Some(("TaintToleration", UNTOLERATED))),
+            ("node-b1", Some(("Extender", MEMORY_PRESSURE))),
+            ("node-b2", Some(("NodeAffinity", NODE_AFFINITY))),
+            ("node-b3", Some(("NodeAffinity", NODE_AFFINITY))),
         ],
     );
 }
@@ -248,7 +307,9 @@ fn volumes_by_hand() {
     // node-b1: no PV to bind (zone-b matches the PV; 100m asked: not BestEffort under pressure).
     // node-b2: cpu 3 + 1 (critical-job) + 0.1 = 4.1 > 4: cpu; no PV to bind.
     // node-b3: the local PV is there, zone-b, cpu 0.5 + 0.1 of 2: fits.
-    // Summary: 1/6; volume zone 3, no PV to bind 5, cpu 1, taints 2, unschedulable 2.
+    // kube-scheduler: a2 NodeUnschedulable, a3 TaintToleration, b2 NodeResourcesFit; a1 and b1
+    // VolumeBinding (no PV for `scratch`), which runs before VolumeZone.
+    // Summary: 1/6; no PV to bind 2, cpu 1, untolerated taint 1, unschedulable 1.
     check(
         "report-1",
         &report,
@@ -259,6 +320,14 @@ fn volumes_by_hand() {
             ("node-b1", &[NO_PV_TO_BIND]),
             ("node-b2", &[CPU, NO_PV_TO_BIND]),
             ("node-b3", &[]),
+        ],
+        &[
+            ("node-a1", Some(("VolumeBinding", NO_PV_TO_BIND))),
+            ("node-a2", Some(("NodeUnschedulable", UNSCHEDULABLE))),
+            ("node-a3", Some(("TaintToleration", UNTOLERATED))),
+            ("node-b1", Some(("VolumeBinding", NO_PV_TO_BIND))),
+            ("node-b2", Some(("NodeResourcesFit", CPU))),
+            ("node-b3", None),
         ],
     );
 }
@@ -275,7 +344,7 @@ fn the_goldens_summary_lines_agree_with_the_hand_counts() {
     };
 
     // The demo, web-2: as `web_2_by_hand` above.
-    let web_2 = (2, 6, counts(&[(CPU, 1), (PORTS, 1), (TAINTS, 2), (UNSCHEDULABLE, 2)]));
+    let web_2 = (2, 6, counts(&[(CPU, 1), (PORTS, 1), (UNTOLERATED, 1), (UNSCHEDULABLE, 1)]));
     assert_eq!(parse_summary(&first_line("demo-node-b2.txt")), web_2);
 
     // tests/fixtures/explain/cluster.yaml under its policy.json (PodToleratesNodeTaints,
@@ -285,8 +354,8 @@ fn the_goldens_summary_lines_agree_with_the_hand_counts() {
     //   n3  zone-b  1 cpu  runs busy (1 cpu)
     // pod-small (500m, priority 0):
     //   n1: pass 1 adds db-0 (100 >= 0): 0.5 + 0.5 = 1 of 2 cpu: fits; pass 2 without it fits too.
-    //   n2: taints. n3: 1 + 0.5 = 1.5 > 1: cpu.
-    let small = (1, 3, counts(&[(CPU, 1), (TAINTS, 1)]));
+    //   n2: taints (TaintToleration). n3: 1 + 0.5 = 1.5 > 1: cpu (NodeResourcesFit).
+    let small = (1, 3, counts(&[(CPU, 1), (UNTOLERATED, 1)]));
     assert_eq!(parse_summary(&first_line("small-overview.txt")), small);
     assert_eq!(parse_summary(&json_summary("small.json")), small);
 
@@ -296,9 +365,11 @@ fn the_goldens_summary_lines_agree_with_the_hand_counts() {
     //       both MatchInterPodAffinity reasons. Cpu 0.5 + 0.5 of 2 fits.
     //   n2: no db in zone-b: both affinity reasons; and taints.
     //   n3: no db in zone-b: both affinity reasons; and cpu (1 + 0.5 > 1).
-    // Summary: 0/3; cpu 1, taints 1, each affinity reason 3.
+    // kube-scheduler: n1 InterPodAffinity (pass 2, its one reason), n2 TaintToleration and n3
+    // NodeResourcesFit, both before InterPodAffinity.
+    // Summary: 0/3; affinity rules 1, cpu 1, untolerated taint 1.
     const AFFINITY_RULES: &str = "node(s) didn't match pod affinity rules";
-    let needs_db = (0, 3, counts(&[(CPU, 1), (TAINTS, 1), (AFFINITY, 3), (AFFINITY_RULES, 3)]));
+    let needs_db = (0, 3, counts(&[(CPU, 1), (UNTOLERATED, 1), (AFFINITY_RULES, 1)]));
     assert_eq!(parse_summary(&first_line("needs-db-overview.txt")), needs_db);
     assert_eq!(parse_summary(&json_summary("needs-db.json")), needs_db);
 }

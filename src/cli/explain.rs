@@ -8,7 +8,7 @@ use predicate_extender::explain::table::Style;
 use predicate_extender::explain::view::View;
 use predicate_extender::explain::{explain, ExplainError, ExplainRequest};
 
-use super::ClusterArgs;
+use super::{ClusterArgs, KubeSchedulerArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExplainFormat {
@@ -26,6 +26,9 @@ pub(crate) struct ExplainArgs {
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
+
+    #[command(flatten)]
+    pub kube_scheduler: KubeSchedulerArgs,
 
     /// A scheduler Policy file (JSON or YAML); `alwaysCheckAllPredicates` is turned on regardless.
     #[arg(long, value_name = "FILE")]
@@ -56,7 +59,8 @@ impl ExplainArgs {
         Ok(ExplainRequest {
             pod_file: self.pod.clone(),
             source,
-            scheduler_version: self.cluster.kube_scheduler_version,
+            scheduler_version: self.kube_scheduler.kube_scheduler_version,
+            scheduler_config: self.kube_scheduler.scheduler_config.clone(),
             policy: self.policy.clone(),
             nodes: self.view().nodes,
         })

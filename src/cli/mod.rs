@@ -15,6 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use predicate_extender::cluster::source::kube::default_connection;
 use predicate_extender::cluster::source::ClusterSource;
 use predicate_extender::cluster::SchedulerVersion;
+use predicate_extender::explain::kube_scheduler::{ConfigError, Profile};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -64,12 +65,33 @@ pub(crate) struct ClusterArgs {
     /// pod's service account is used.
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
+}
 
-    /// The kube-scheduler the extender works beside (its minor: 1.35, 1.36 or 1.37): the model
-    /// counts a pod being resized in place as that version counts it. The shipped manifests run
-    /// kube-scheduler v1.37.
+/// The kube-scheduler the extender works beside: the flags `serve`, `explain` and `whatif` share.
+#[derive(Debug, Args)]
+pub(crate) struct KubeSchedulerArgs {
+    /// Its minor (1.35, 1.36 or 1.37): the model counts a pod being resized in place as that
+    /// version counts it, and explain runs its default plugins in its order. The shipped manifests
+    /// run kube-scheduler v1.37.
     #[arg(long, value_name = "VERSION", default_value_t = SchedulerVersion::default())]
     pub kube_scheduler_version: SchedulerVersion,
+
+    /// Its configuration (a KubeSchedulerConfiguration): which of its own filters run in front of
+    /// the extender, for what explain says kube-scheduler reports. Without it: the shipped
+    /// config/scheduler-config.yaml, every default filter on; give config/scheduler-config-policy.yaml
+    /// for the policy-only overlay.
+    #[arg(long, value_name = "FILE")]
+    pub scheduler_config: Option<PathBuf>,
+}
+
+impl KubeSchedulerArgs {
+    /// Its filters in front of the extender.
+    pub(crate) fn profile(&self) -> Result<Profile, ConfigError> {
+        match &self.scheduler_config {
+            Some(path) => Profile::from_config(path, self.kube_scheduler_version),
+            None => Ok(Profile::shipped(self.kube_scheduler_version)),
+        }
+    }
 }
 
 impl ClusterArgs {

@@ -11,7 +11,7 @@ use predicate_extender::engine::OrderingMode;
 use predicate_extender::quantity::Quantity;
 use predicate_extender::server::{ConnectionLimits, PolicySource, ServeConfig, TlsFiles};
 
-use super::ClusterArgs;
+use super::{ClusterArgs, KubeSchedulerArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum LogFormat {
@@ -46,6 +46,9 @@ pub(crate) struct ServeArgs {
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
+
+    #[command(flatten)]
+    pub kube_scheduler: KubeSchedulerArgs,
 
     /// Live cluster: how long a watch may keep failing before /readyz turns 503.
     #[arg(long, default_value = "60s", value_parser = parse_duration)]
@@ -150,7 +153,8 @@ impl ServeArgs {
     pub(crate) fn to_config(&self) -> Result<ServeConfig, String> {
         self.check_listen_is_guarded()?;
         let mut config = ServeConfig::new(self.cluster.source()?);
-        config.scheduler_version = self.cluster.kube_scheduler_version;
+        config.scheduler_version = self.kube_scheduler.kube_scheduler_version;
+        config.scheduler_config = self.kube_scheduler.scheduler_config.clone();
         config.listen = self.listen;
         config.admin_listen = self.admin_listen;
         config.url_prefix = self.url_prefix.clone();

@@ -12,7 +12,7 @@ use predicate_extender::policy::Overrides;
 use predicate_extender::whatif::render::render;
 use predicate_extender::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
 
-use super::ClusterArgs;
+use super::{ClusterArgs, KubeSchedulerArgs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum WhatifFormat {
@@ -34,6 +34,9 @@ pub(crate) struct WhatifArgs {
 
     #[command(flatten)]
     pub cluster: ClusterArgs,
+
+    #[command(flatten)]
+    pub kube_scheduler: KubeSchedulerArgs,
 
     /// Only the pods of this scheduler (`spec.schedulerName`; pods without one are
     /// default-scheduler's).
@@ -68,7 +71,8 @@ pub(crate) fn output(args: &WhatifArgs, style: Style) -> Result<String, WhatifEr
         None => (Plan::default_plan(), "default, no Policy".to_string()),
     };
     let source = args.cluster.source().map_err(WhatifError::Live)?;
-    let snapshot = load_snapshot(&source, args.cluster.kube_scheduler_version).map_err(WhatifError::from)?;
+    let snapshot = load_snapshot(&source, args.kube_scheduler.kube_scheduler_version).map_err(WhatifError::from)?;
+    let kube_scheduler = args.kube_scheduler.profile()?;
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| WhatifError::Evaluator(e.to_string()))?;
     let input = Input {
         current: Source { plan: &current, name: current_name },
@@ -76,6 +80,7 @@ pub(crate) fn output(args: &WhatifArgs, style: Style) -> Result<String, WhatifEr
         snapshot: &snapshot,
         scheduler: &args.scheduler,
         sample: args.sample,
+        kube_scheduler: &kube_scheduler,
     };
     let report = evaluate(&input, &evaluator, &CancelFlag::new())?;
     Ok(match args.format {

@@ -23,6 +23,9 @@ pub struct FailureGroup {
     pub alone: usize,
     /// The first few of those nodes, by name.
     pub examples: Vec<String>,
+    /// The first node, by name, that fails for this reason only: the node this reason decides
+    /// (`None` when every node of the group fails for something else too).
+    pub deciding: Option<String>,
 }
 
 /// The verdicts of the pass that decided a node: pass 2 when it ran, else pass 1 (the only pass,
@@ -69,12 +72,16 @@ pub fn group<'a>(nodes: impl IntoIterator<Item = &'a NodeReport>) -> Vec<Failure
                     nodes: 0,
                     alone: 0,
                     examples: Vec::new(),
+                    deciding: None,
                 });
                 groups.len() - 1
             });
             if let Some(g) = groups.get_mut(at) {
                 g.nodes += 1;
                 g.alone += usize::from(alone);
+                if alone && g.deciding.is_none() {
+                    g.deciding = Some(node.node.clone());
+                }
                 if g.examples.len() < EXAMPLES {
                     g.examples.push(node.node.clone());
                 }

@@ -335,7 +335,9 @@ mod tests {
     fn report(nodes: Vec<NodeBuilder>, pods: Vec<PodBuilder>, pod: Pod) -> Report {
         let snapshot =
             Snapshot::build(nodes.into_iter().map(NodeBuilder::build), pods.into_iter().map(PodBuilder::build));
-        build(&Plan::default_plan(), pod, &snapshot, &[], &Evaluator::new(2).unwrap(), &CancelFlag::new()).unwrap()
+        let plan = Plan::default_plan();
+        build(crate::explain::report::Against::shipped(&plan, &snapshot), pod, &[], &Evaluator::new(2).unwrap(), &CancelFlag::new())
+            .unwrap()
     }
 
     fn hint<'a>(report: &'a Report, reason: &str) -> &'a str {

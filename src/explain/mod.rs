@@ -8,7 +8,7 @@
 //!
 //! - `source.rs`: the cluster as it is now (a [`ClusterSource`] → `Snapshot`) and the pod file;
 //! - `report.rs`: the [`Report`], which is also the JSON output;
-//! - `summary.rs`: the "0/6 nodes are available: ..." line;
+//! - `kube_scheduler/`: what kube-scheduler reports, the "0/6 nodes are available: ..." line;
 //! - `failures.rs`: the failing nodes grouped by predicate and reason;
 //! - `node_facts.rs`, `hints.rs`: what would change the answer;
 //! - `view.rs`: which of the report a person sees (overview, `--node`, `--all`), as a table;
@@ -22,7 +22,6 @@ pub mod node_facts;
 pub mod overview;
 pub mod report;
 pub mod source;
-pub mod summary;
 pub mod table;
 pub mod view;
 
@@ -32,6 +31,7 @@ pub use report::Report;
 
 use crate::cluster::source::ClusterSource;
 use crate::cluster::SchedulerVersion;
+use crate::explain::kube_scheduler::Profile;
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
 use crate::policy::{Overrides, Plan};
@@ -63,9 +63,21 @@ pub enum ExplainError {
     /// A predicate's prepared state was missing: the evaluation is not to be trusted.
     #[error(transparent)]
     MissingState(#[from] crate::framework::MissingState),
+    /// `--scheduler-config`.
+    #[error("--scheduler-config {0}")]
+    SchedulerConfig(#[from] kube_scheduler::ConfigError),
     /// Flags that do not go together.
     #[error("{0}")]
     Flags(String),
+}
+
+impl From<crate::engine::EvaluationError> for ExplainError {
+    fn from(e: crate::engine::EvaluationError) -> Self {
+        match e {
+            crate::engine::EvaluationError::Cancelled(c) => ExplainError::Cancelled(c),
+            crate::engine::EvaluationError::MissingState(m) => ExplainError::MissingState(m),
+        }
+    }
 }
 
 /// What to explain, and against what.
@@ -73,8 +85,12 @@ pub enum ExplainError {
 pub struct ExplainRequest {
     pub pod_file: PathBuf,
     pub source: ClusterSource,
-    /// Whose rules count the pods' requests.
+    /// Whose rules count the pods' requests, and whose default plugins run in front of the
+    /// extender.
     pub scheduler_version: SchedulerVersion,
+    /// kube-scheduler's configuration, for which of its filters run in front of the extender;
+    /// `None`: the shipped one.
+    pub scheduler_config: Option<PathBuf>,
     pub policy: Option<PathBuf>,
     /// The nodes the report keeps in full (`--node`); every node when empty.
     pub nodes: Vec<String>,
@@ -92,5 +108,10 @@ pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
         None => Plan::default_plan(),
     };
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| ExplainError::Evaluator(e.to_string()))?;
-    report::build(&plan, pod, &snapshot, &request.nodes, &evaluator, &CancelFlag::new())
+    let kube_scheduler = match &request.scheduler_config {
+        Some(path) => Profile::from_config(path, request.scheduler_version)?,
+        None => Profile::shipped(request.scheduler_version),
+    };
+    let against = report::Against { plan: &plan, snapshot: &snapshot, kube_scheduler: &kube_scheduler };
+    report::build(against, pod, &request.nodes, &evaluator, &CancelFlag::new())
 }

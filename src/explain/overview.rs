@@ -152,7 +152,7 @@ mod tests {
     use super::*;
     use crate::cluster::Snapshot;
     use crate::engine::{CancelFlag, Evaluator};
-    use crate::explain::report::build;
+    use crate::explain::report::{build, Against};
     use crate::policy::Plan;
     use crate::testing::{NodeBuilder, PodBuilder};
 
@@ -167,7 +167,7 @@ mod tests {
         let plan = Plan::of_predicates(crate::registry::predicate("CheckNodeCondition").into_iter().collect());
         let evaluator = Evaluator::new(1).unwrap();
         let report =
-            build(&plan, PodBuilder::new("p").build(), &snapshot, &[], &evaluator, &CancelFlag::new()).unwrap();
+            build(Against::shipped(&plan, &snapshot), PodBuilder::new("p").build(), &[], &evaluator, &CancelFlag::new()).unwrap();
         let text = render_overview(&report, 2, Style { colour: false }, &flag);
         assert_eq!(
             text,

@@ -15,7 +15,7 @@ use crate::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
 use crate::explain::failures::{group, FailureGroup};
 use crate::explain::hints::{hints, Hint};
 use crate::explain::node_facts::NodeFacts;
-use crate::explain::summary::summary_line;
+use crate::explain::kube_scheduler::{self, KubeSchedulerView, Profile};
 use crate::explain::ExplainError;
 use crate::framework::{Candidate, ClusterView, MissingState, PodContext, Reason};
 
@@ -34,8 +34,12 @@ pub struct Report {
     pub nodes: Vec<NodeReport>,
     /// The nodes of the cluster the pod fits, by name.
     pub feasible: Vec<String>,
-    /// kube-scheduler's summary: `0/6 nodes are available: 2 Insufficient cpu, ....`
+    /// What kube-scheduler's FailedScheduling event says, up to its PostFilter plugins:
+    /// `0/6 nodes are available: 2 Insufficient cpu, ....`, each node counted once
+    /// ([`KubeSchedulerView::summary`]).
     pub summary: String,
+    /// How kube-scheduler's own filters and then the extender decide each node.
+    pub kube_scheduler: KubeSchedulerView,
     /// The priorities' scores of the feasible nodes; `null` when the plan has no priorities.
     pub scores: Option<Scores>,
     /// The failing nodes grouped by the predicate and reason that decided them, largest first.
@@ -179,17 +183,40 @@ pub fn explain_node(
     Ok(EvaluatedNode { node: node.clone(), report, facts })
 }
 
+/// What to explain a pod against: the plan in force, the cluster, and kube-scheduler's filters in
+/// front of the extender.
+#[derive(Clone, Copy)]
+pub struct Against<'a> {
+    pub plan: &'a Plan,
+    pub snapshot: &'a Snapshot,
+    pub kube_scheduler: &'a Profile,
+}
+
+impl<'a> Against<'a> {
+    /// Against the shipped configuration of the snapshot's kube-scheduler (tests and tools).
+    pub fn shipped(plan: &'a Plan, snapshot: &'a Snapshot) -> Against<'a> {
+        static SHIPPED: std::sync::LazyLock<[Profile; 3]> = std::sync::LazyLock::new(|| {
+            crate::cluster::SchedulerVersion::ALL.map(Profile::shipped)
+        });
+        let version = snapshot.scheduler_version();
+        let at = crate::cluster::SchedulerVersion::ALL.iter().position(|v| *v == version).unwrap_or_default();
+        Against { plan, snapshot, kube_scheduler: &SHIPPED[at] }
+    }
+}
+
 /// Explains `pod` on every node of the snapshot, with `alwaysCheckAllPredicates` on, groups the
-/// failures, looks for hints and scores the feasible nodes, on `evaluator`. `detail` names the
-/// nodes `nodes` keeps (all of them when empty); each must exist.
+/// failures, looks for hints and scores the feasible nodes, on `evaluator`; and says what
+/// kube-scheduler reports (`kube_scheduler`). `detail` names the nodes `nodes` keeps (all of them
+/// when empty); each must exist.
 pub fn build(
-    plan: &Plan,
+    against: Against<'_>,
     pod: Pod,
-    snapshot: &Snapshot,
     detail: &[String],
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<Report, ExplainError> {
+    let Against { plan, snapshot, kube_scheduler: profile } = against;
+    let kube_scheduler = kube_scheduler::evaluate(profile, plan, &pod, snapshot, evaluator, cancel)?;
     if let Some(unknown) = detail.iter().find(|n| !snapshot.has_node(n)) {
         return Err(ExplainError::UnknownNode(unknown.clone()));
     }
@@ -215,7 +242,6 @@ pub fn build(
         evaluated.push(e);
     }
     let feasible: Vec<String> = feasible_candidates.iter().map(|c| c.name().to_string()).collect();
-    let summary = summary_line(evaluated.iter().map(|e| &e.report));
     let failures = group(evaluated.iter().map(|e| &e.report));
     let hints = hints(&ctx.pod, &evaluated, &failures);
 
@@ -270,7 +296,8 @@ pub fn build(
         filter_order,
         nodes,
         feasible,
-        summary,
+        summary: kube_scheduler.summary.clone(),
+        kube_scheduler,
         scores,
         failures,
         hints,
@@ -301,7 +328,7 @@ mod tests {
 
     fn run(plan: &Plan, pod: Pod, snapshot: &Snapshot, detail: &[&str]) -> Result<Report, ExplainError> {
         let detail: Vec<String> = detail.iter().map(|n| n.to_string()).collect();
-        build(plan, pod, snapshot, &detail, &Evaluator::new(2).unwrap(), &CancelFlag::new())
+        build(Against::shipped(plan, snapshot), pod, &detail, &Evaluator::new(2).unwrap(), &CancelFlag::new())
     }
 
     #[test]
@@ -320,10 +347,10 @@ mod tests {
         assert_eq!(n.reasons.len(), 3);
         assert!(!n.fits && n.pass2.is_none() && n.nominated_pods.is_empty());
         assert!(report.scores.is_none(), "no priorities in the plan");
-        assert_eq!(
-            report.summary,
-            "0/1 nodes are available: 1 node(s) had taints that the pod didn't tolerate, 2 node(s) were unschedulable."
-        );
+        // kube-scheduler counts the node once, under its first plugin to reject it:
+        // NodeUnschedulable, before TaintToleration.
+        assert_eq!(report.summary, "0/1 nodes are available: 1 node(s) were unschedulable.");
+        assert_eq!(report.kube_scheduler.rejected[0].by, "NodeUnschedulable");
     }
 
     #[test]

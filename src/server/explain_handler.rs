@@ -20,7 +20,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::cluster::source::parse_objects;
 use crate::engine::{CancelFlag, Cancelled, Evaluator};
-use crate::explain::report::build;
+use crate::explain::report::{build, Against};
 use crate::explain::source::single_pod;
 use crate::explain::table::Style;
 use crate::explain::view::View;
@@ -206,7 +206,13 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<FormattedAnswer, Cance
         }
         None => snapshot,
     };
-    let report = match build(&work.state.plan.load_full(), pod, &snapshot, &work.view.nodes, ev, &work.cancel) {
+    let report = match build(
+        Against { plan: &work.state.plan.load_full(), snapshot: &snapshot, kube_scheduler: &work.state.kube_scheduler },
+        pod,
+        &work.view.nodes,
+        ev,
+        &work.cancel,
+    ) {
         Ok(r) => r,
         Err(ExplainError::Cancelled(c)) => return Err(c),
         Err(ExplainError::UnknownNode(node)) => return bad(format!("node={node}: the cluster has no such node")),

@@ -38,6 +38,7 @@ use crate::cluster::{ClusterStore, SchedulerVersion, Snapshot};
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::observe::Sampler;
 use crate::engine::{Evaluator, OrderingMode, Plan};
+use crate::explain::kube_scheduler::{ConfigError, Profile};
 use crate::metrics::Metrics;
 use crate::server::large_bodies::LargeBodies;
 // `ServeConfig::cluster`'s type (defined with the sources), named beside the config.
@@ -66,8 +67,12 @@ pub struct ServeConfig {
     /// "" or a path starting with '/' and not ending with one.
     pub url_prefix: String,
     pub cluster: ClusterSource,
-    /// Whose rules count the pods' requests (`--kube-scheduler-version`).
+    /// Whose rules count the pods' requests, and whose default plugins run in front of the
+    /// extender (`--kube-scheduler-version`).
     pub scheduler_version: SchedulerVersion,
+    /// kube-scheduler's configuration (`--scheduler-config`), for which of its filters run in
+    /// front of the extender; `None`: the shipped one (all of them).
+    pub scheduler_config: Option<PathBuf>,
     pub policy: PolicySource,
     /// `--predicate-ordering`: overrides the Policy's `predicateOrdering` (on every reload too).
     pub predicate_ordering: Option<OrderingMode>,
@@ -107,6 +112,7 @@ impl ServeConfig {
             url_prefix: String::new(),
             cluster,
             scheduler_version: SchedulerVersion::default(),
+            scheduler_config: None,
             policy: PolicySource::Default,
             predicate_ordering: None,
             parallelism: default_parallelism(),
@@ -155,6 +161,9 @@ pub struct AppState {
     pub large_bodies: LargeBodies,
     /// `/whatif`'s deadline and its one run at a time.
     pub whatif: whatif_handler::WhatifGate,
+    /// kube-scheduler's filters in front of the extender, for what `/explain`, `/whatif` and the
+    /// pages say kube-scheduler reports.
+    pub kube_scheduler: Profile,
 }
 
 impl AppState {
@@ -163,6 +172,7 @@ impl AppState {
     /// without the listeners (the fuzz targets, tools).
     pub fn fixed(snapshot: Snapshot, plan: Plan, evaluator: Evaluator) -> AppState {
         let defaults = ServeConfig::new(ClusterSource::Demo);
+        let kube_scheduler = Profile::shipped(snapshot.scheduler_version());
         let store = Arc::new(ClusterStore::new(snapshot));
         let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), None));
         AppState {
@@ -179,6 +189,7 @@ impl AppState {
             metrics,
             large_bodies: LargeBodies::default(),
             whatif: whatif_handler::WhatifGate::new(defaults.whatif_timeout),
+            kube_scheduler,
         }
     }
 
@@ -207,6 +218,8 @@ pub enum StartError {
     Connect(#[from] crate::cluster::source::kube::ConnectError),
     #[error(transparent)]
     Tls(#[from] TlsError),
+    #[error("--scheduler-config {0}")]
+    SchedulerConfig(#[from] ConfigError),
     #[error("--parallelism {0}: cannot start the evaluator pool: {1}")]
     Pool(usize, String),
     #[error("{flag} {addr}: cannot listen: {source}")]
@@ -313,6 +326,10 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 /// Loads the cluster and the policy, binds both listeners and starts serving.
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
+    let kube_scheduler = match &config.scheduler_config {
+        Some(path) => Profile::from_config(path, config.scheduler_version)?,
+        None => Profile::shipped(config.scheduler_version),
+    };
     // An invalid Policy file at startup is an error; later, a change that does not load is not.
     let overrides = crate::policy::Overrides { ordering: config.predicate_ordering };
     let in_memory = |plan: Plan| match overrides.ordering {
@@ -377,6 +394,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
         metrics: Arc::clone(&metrics),
         large_bodies: LargeBodies::default(),
         whatif: whatif_handler::WhatifGate::new(config.whatif_timeout),
+        kube_scheduler,
     });
 
     let (shutdown, _) = watch::channel(false);

@@ -20,6 +20,8 @@ pub mod tally;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::explain::kube_scheduler::Profile;
+
 pub use report::Report;
 
 use crate::cluster::{PodInfo, Snapshot};
@@ -49,6 +51,9 @@ pub enum WhatifError {
     /// The evaluator could not start.
     #[error("cannot start the node evaluator: {0}")]
     Evaluator(String),
+    /// `--scheduler-config` could not be read.
+    #[error("--scheduler-config {0}")]
+    SchedulerConfig(#[from] crate::explain::kube_scheduler::ConfigError),
     /// The evaluation was cancelled (the server's request deadline).
     #[error(transparent)]
     Cancelled(#[from] Cancelled),
@@ -85,6 +90,8 @@ pub struct Input<'a> {
     pub scheduler: &'a str,
     /// Running pods scored under both plans for the ranking.
     pub sample: usize,
+    /// kube-scheduler's filters in front of the extender, for each pod's summary line.
+    pub kube_scheduler: &'a Profile,
 }
 
 /// The scheduler's pending and running pods (on any node name), by namespace and name.
@@ -100,9 +107,9 @@ fn pods_of(snapshot: &Snapshot, scheduler: &str) -> (Vec<Arc<PodInfo>>, Vec<Arc<
 pub fn evaluate(input: &Input<'_>, evaluator: &Evaluator, cancel: &CancelFlag) -> Result<Report, WhatifError> {
     let (pending_pods, running_pods) = pods_of(input.snapshot, input.scheduler);
     let plans = [input.current.plan, input.new.plan];
-    let pending = pending::evaluate(&plans, &pending_pods, input.snapshot, evaluator, cancel)?;
+    let pending = pending::evaluate(&plans, &pending_pods, input.snapshot, input.kube_scheduler, evaluator, cancel)?;
     let running = running::evaluate(&plans, &running_pods, input.snapshot, evaluator, cancel)?;
-    let sample = running::ranking_sample(&plans, &running_pods, input.sample, input.snapshot, evaluator, cancel)?;
+    let sample = running::ranking_sample(&plans, &running_pods, input.sample, input.snapshot, input.kube_scheduler, evaluator, cancel)?;
 
     let mut rejections = pending.rejections.clone();
     rejections.add(&running.rejections);

@@ -2,13 +2,15 @@
 //! evaluation on the evaluator: the nominated-pod double pass, every predicate, the ranking), one
 //! pod after another.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cluster::{PodInfo, Snapshot};
 use crate::engine::{CancelFlag, Evaluator, Plan};
-use crate::explain::report::build;
+use crate::explain::kube_scheduler::Profile;
+use crate::explain::report::{build, Against};
 use crate::explain::Report as Explained;
-use crate::whatif::report::{Pending, PendingPod, Placement};
+use crate::whatif::report::{Pending, PendingPod, Placement, PodGroup};
 use crate::whatif::tally::Rejections;
 use crate::whatif::{RankMove, WhatifError};
 
@@ -23,21 +25,27 @@ pub fn evaluate(
     plans: &[&Plan; 2],
     pods: &[Arc<PodInfo>],
     snapshot: &Snapshot,
+    kube_scheduler: &Profile,
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<Outcome, WhatifError> {
+    let against = |plan| Against { plan, snapshot, kube_scheduler };
     let mut rejections = Rejections::default();
     let mut report = Pending {
         checked: pods.len(),
         become_unschedulable: Vec::new(),
         become_schedulable: Vec::new(),
         best_node_changes: Vec::new(),
+        become_unschedulable_by_reason: Vec::new(),
+        become_schedulable_by_reason: Vec::new(),
         pods: Vec::with_capacity(pods.len()),
     };
+    let mut unschedulable = Groups::default();
+    let mut schedulable = Groups::default();
     let mut ranking = Vec::new();
     for info in pods {
-        let before = build(plans[0], info.pod.clone(), snapshot, &[], evaluator, cancel)?;
-        let after = build(plans[1], info.pod.clone(), snapshot, &[], evaluator, cancel)?;
+        let before = build(against(plans[0]), info.pod.clone(), &[], evaluator, cancel)?;
+        let after = build(against(plans[1]), info.pod.clone(), &[], evaluator, cancel)?;
         for (i, explained) in [&before, &after].into_iter().enumerate() {
             for node in &explained.nodes {
                 rejections.count(i, node);
@@ -46,8 +54,14 @@ pub fn evaluate(
         let key = info.pod.key();
         let (b, a) = (placement(&before), placement(&after));
         match (b.feasible, a.feasible) {
-            (1.., 0) => report.become_unschedulable.push(key.clone()),
-            (0, 1..) => report.become_schedulable.push(key.clone()),
+            (1.., 0) => {
+                report.become_unschedulable.push(key.clone());
+                unschedulable.add(&before, &after, &key);
+            }
+            (0, 1..) => {
+                report.become_schedulable.push(key.clone());
+                schedulable.add(&after, &before, &key);
+            }
             _ => {}
         }
         if let Some(m) = rank_move(&before, &after) {
@@ -58,7 +72,36 @@ pub fn evaluate(
         }
         report.pods.push(PendingPod { pod: key, before: b, after: a });
     }
+    report.become_unschedulable_by_reason = unschedulable.largest_first();
+    report.become_schedulable_by_reason = schedulable.largest_first();
     Ok(Outcome { report, rejections, ranking })
+}
+
+/// Pods grouped by a node they fit under one plan and what kube-scheduler says of it under the
+/// other.
+#[derive(Default)]
+struct Groups(BTreeMap<(String, String), Vec<String>>);
+
+impl Groups {
+    /// `pod` fits `fits`'s best (or first feasible) node; `rejects` says why not there.
+    fn add(&mut self, fits: &Explained, rejects: &Explained, pod: &str) {
+        let Some(node) = best(fits).or_else(|| fits.feasible.first().cloned()) else { return };
+        let reason = rejects
+            .kube_scheduler
+            .prefilter
+            .iter()
+            .chain(rejects.kube_scheduler.rejected.iter().filter(|s| s.node == node))
+            .next()
+            .map_or_else(String::new, |s| format!("{}: {}", s.by, s.reasons.join(", ")));
+        self.0.entry((node, reason)).or_default().push(pod.to_string());
+    }
+
+    fn largest_first(self) -> Vec<PodGroup> {
+        let mut groups: Vec<PodGroup> =
+            self.0.into_iter().map(|((node, reason), pods)| PodGroup { node, reason, pods }).collect();
+        groups.sort_by(|a, b| b.pods.len().cmp(&a.pods.len()).then(a.reason.cmp(&b.reason)).then(a.node.cmp(&b.node)));
+        groups
+    }
 }
 
 pub fn placement(explained: &Explained) -> Placement {

@@ -8,6 +8,9 @@ use crate::whatif::report::{Report, StoppedPod};
 /// At most this many reason groups are listed without `all`.
 pub const MAX_GROUPS: usize = 20;
 
+/// Pods named per group, unless every one is asked for.
+const EXAMPLES: usize = 3;
+
 fn pods(n: usize) -> String {
     format!("{n} pod{}", if n == 1 { "" } else { "s" })
 }
@@ -47,16 +50,39 @@ pub fn render(report: &Report, all: bool, style: Style, spell: &dyn Fn(&str) -> 
             r.not_fitting_now, r.start_fitting, r.on_unknown_nodes
         ));
     }
-    if all {
-        for (what, list) in [
-            ("Become unschedulable", &p.become_unschedulable),
-            ("Become schedulable", &p.become_schedulable),
-            ("Get another best node", &p.best_node_changes),
-        ] {
-            if !list.is_empty() {
-                out.push_str(&format!("\n{what}: {}\n", list.join(", ")));
-            }
+    for (what, groups, reason_under) in [
+        ("become unschedulable, by the node each fits best now", &p.become_unschedulable_by_reason, "new"),
+        ("become schedulable, by the node each would fit best", &p.become_schedulable_by_reason, "current"),
+    ] {
+        if groups.is_empty() {
+            continue;
         }
+        out.push_str(&format!(
+            "\nPending pods that {what}, and why kube-scheduler would reject that node under the {reason_under} Policy:\n\n"
+        ));
+        let header = ["NODE", "REJECTED BY", "PODS", "EXAMPLES"];
+        let mut rows = vec![Row::Cells(header.iter().map(|h| cell(*h, Paint::Bold)).collect())];
+        let shown = if all { usize::MAX } else { MAX_GROUPS };
+        for g in groups.iter().take(shown) {
+            let listed = if all { g.pods.len() } else { EXAMPLES.min(g.pods.len()) };
+            let mut examples = g.pods[..listed].join(", ");
+            if g.pods.len() > listed {
+                examples.push_str(", ...");
+            }
+            rows.push(Row::Cells(vec![
+                plain(g.node.clone()),
+                cell(g.reason.clone(), Paint::Red),
+                plain(g.pods.len().to_string()),
+                plain(examples),
+            ]));
+        }
+        table(style, &rows, &mut out);
+        if groups.len() > shown {
+            out.push_str(&format!("... and {} more\n", groups.len() - shown));
+        }
+    }
+    if all && !p.best_node_changes.is_empty() {
+        out.push_str(&format!("\nGet another best node: {}\n", p.best_node_changes.join(", ")));
     }
 
     if !r.stop_fitting_by_reason.is_empty() {

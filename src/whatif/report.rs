@@ -48,6 +48,12 @@ pub struct Pending {
     pub become_schedulable: Vec<String>,
     /// Pods schedulable under both whose best-scored node is another.
     pub best_node_changes: Vec<String>,
+    /// `become_unschedulable` grouped by the node each fitted best now and what kube-scheduler
+    /// would say of that node under the new Policy, largest first.
+    pub become_unschedulable_by_reason: Vec<PodGroup>,
+    /// `become_schedulable` grouped by the node each would fit best and what kube-scheduler says
+    /// of that node now, largest first.
+    pub become_schedulable_by_reason: Vec<PodGroup>,
     /// Every pending pod, by namespace and name.
     pub pods: Vec<PendingPod>,
 }
@@ -58,6 +64,19 @@ pub struct PendingPod {
     pub pod: String,
     pub before: Placement,
     pub after: Placement,
+}
+
+/// Pods that move the same way on the same node.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroup {
+    /// The node: the best one (or the first feasible) under the plan the pods fit.
+    pub node: String,
+    /// Who rejects the node under the other plan and why, as kube-scheduler counts it
+    /// (`Plugin: reason`, `Extender: reason`).
+    pub reason: String,
+    /// By namespace and name.
+    pub pods: Vec<String>,
 }
 
 /// One pod under one plan.

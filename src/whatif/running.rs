@@ -11,7 +11,8 @@ use crate::cluster::{NodeInfo, PodInfo, Snapshot};
 use crate::engine::fits::fits_on_node;
 use crate::engine::{CancelFlag, Evaluator, Plan, Prepared};
 use crate::explain::failures::deciding_pass;
-use crate::explain::report::{build, explain_node, NodeReport};
+use crate::explain::kube_scheduler::Profile;
+use crate::explain::report::{build, explain_node, Against, NodeReport};
 use crate::framework::{ClusterView, MissingState};
 use crate::whatif::pending::rank_move;
 use crate::whatif::report::{Rejection, Running, StoppedPod};
@@ -126,6 +127,7 @@ pub fn ranking_sample(
     pods: &[Arc<PodInfo>],
     sample: usize,
     snapshot: &Snapshot,
+    kube_scheduler: &Profile,
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<Vec<RankMove>, WhatifError> {
@@ -140,8 +142,9 @@ pub fn ranking_sample(
         without.remove_pod(&(info.pod.metadata.namespace.clone(), info.pod.metadata.name.clone()));
         let mut pending = info.pod.clone();
         pending.spec.node_name.clear();
-        let before = build(plans[0], pending.clone(), &without, &[], evaluator, cancel)?;
-        let after = build(plans[1], pending, &without, &[], evaluator, cancel)?;
+        let against = |plan| Against { plan, snapshot: &without, kube_scheduler };
+        let before = build(against(plans[0]), pending.clone(), &[], evaluator, cancel)?;
+        let after = build(against(plans[1]), pending, &[], evaluator, cancel)?;
         out.extend(rank_move(&before, &after));
     }
     Ok(out)
@@ -200,6 +203,7 @@ mod tests {
             snapshot: &snapshot,
             scheduler: DEFAULT_SCHEDULER,
             sample: 0,
+            kube_scheduler: &Profile::shipped(snapshot.scheduler_version()),
         };
         evaluate(&input, &Evaluator::new(2).unwrap(), &CancelFlag::new()).unwrap().running
     }

@@ -54,7 +54,8 @@ pub struct NodeStatus {
 pub struct KubeSchedulerView {
     /// `0/N nodes are available: ...`: the FailedScheduling event's text before the PostFilter
     /// plugins' (`preemption: ...`). When some nodes fit, kube-scheduler reports nothing; the line
-    /// then starts with their count.
+    /// then starts with their count. (The report's `summary`: not written twice.)
+    #[serde(skip)]
     pub summary: String,
     /// The PreFilter plugin that rejected the pod, and why: no node was filtered.
     pub prefilter: Option<NodeStatus>,

@@ -27,7 +27,7 @@ use axum::Router;
 
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
-use crate::explain::report::build;
+use crate::explain::report::{build, Against};
 use crate::explain::ExplainError;
 use crate::policy::Overrides;
 use crate::server::body::read_body;
@@ -139,7 +139,8 @@ async fn pending(State(web): State<Arc<Web>>, RawQuery(query): RawQuery) -> Resp
             .collect();
         let mut entries = Vec::new();
         for info in waiting.iter().take(limit) {
-            match build(&plan, info.pod.clone(), &snapshot, &[], ev, cancel) {
+            let against = Against { plan: &plan, snapshot: &snapshot, kube_scheduler: &web.app.kube_scheduler };
+            match build(against, info.pod.clone(), &[], ev, cancel) {
                 Ok(report) => entries.push(PendingEntry {
                     namespace: info.pod.metadata.namespace.clone(),
                     name: info.pod.metadata.name.clone(),
@@ -175,7 +176,9 @@ async fn pod(State(web): State<Arc<Web>>, RawQuery(query): RawQuery) -> Response
         without.remove_pod(&(namespace.clone(), name.clone()));
         let mut pending = info.pod.clone();
         pending.spec.node_name.clear();
-        match build(&web.app.plan.load_full(), pending, &without, &[], ev, cancel) {
+        let plan = web.app.plan.load_full();
+        let against = Against { plan: &plan, snapshot: &without, kube_scheduler: &web.app.kube_scheduler };
+        match build(against, pending, &[], ev, cancel) {
             Ok(report) => html(StatusCode::OK, pages::pod_page(&web.prefix, &report, all)),
             Err(e) => explain_failed(web, e),
         }
@@ -219,6 +222,7 @@ async fn whatif_page(web: Arc<Web>, form: HashMap<String, String>) -> Response {
             current: Source { plan: &current, name: "served".to_string() },
             new: Source { plan: &new, name: "the pasted Policy".to_string() },
             snapshot: &snapshot,
+            kube_scheduler: &web.app.kube_scheduler,
             scheduler: &scheduler,
             sample: DEFAULT_SAMPLE,
         };

@@ -1,8 +1,9 @@
 //! The three pages, from the reports the CLI prints: the scheduler's pending pods with their
 //! summary lines; one pod's explain as a grid (failure groups, nodes × predicates with the deciding
 //! predicate marked, the feasible nodes ranked with each priority's score); the what-if form and
-//! report. Sized for a large cluster: the grid has a row per failure group's first node and the
-//! best feasible nodes, every node only when asked (`all`).
+//! report. Sized for a large cluster: the grid has a row per failure group (the node it decides,
+//! failing for that reason only, where there is one; else its first node) and the best feasible
+//! nodes, every node only when asked (`all`).
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -54,15 +55,16 @@ pub fn pending_list(prefix: &str, scheduler: &str, nodes: usize, entries: &[Pend
     page(prefix, "Pending pods", &body)
 }
 
-/// The nodes the grid shows: each failure group's first node, then the best feasible nodes; every
-/// node with `all`.
+/// The nodes the grid shows: a node per failure group (the one it decides, else its first), then
+/// the best feasible nodes; every node with `all`.
 fn grid_nodes(report: &Explained, all: bool) -> Vec<String> {
     if all {
         return report.nodes.iter().map(|n| n.node.clone()).collect();
     }
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    let failing = report.failures.iter().filter_map(|g| g.examples.first().cloned());
+    // The node a group decides (failing for that reason only) shows the group best; else its first.
+    let failing = report.failures.iter().filter_map(|g| g.deciding.clone().or_else(|| g.examples.first().cloned()));
     let mut ranked: Vec<(usize, String)> =
         report.scores.iter().flat_map(|s| s.nodes.iter().map(|n| (n.rank, n.node.clone()))).collect();
     ranked.sort();
@@ -105,8 +107,8 @@ pub fn pod_page(prefix: &str, report: &Explained, all: bool) -> String {
     let shown = grid_nodes(report, all);
     let _ = writeln!(
         body,
-        "<h2>Nodes × predicates</h2>\n<p class=\"muted\">{} of {} nodes{}: each failure group's first node and the best \
-         feasible ones. Every predicate ran; the marked cell is the first that rejects in the pass that decided \
+        "<h2>Nodes × predicates</h2>\n<p class=\"muted\">{} of {} nodes{}: for each failure group the node it decides (failing \
+         for that reason only), or its first node, and the best feasible ones. Every predicate ran; the marked cell is the first that rejects in the pass that decided \
          (what <code>/filter</code> reports).</p>",
         shown.len(),
         report.nodes.len(),
