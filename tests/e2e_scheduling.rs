@@ -15,6 +15,7 @@ use k8s_openapi::api::core::v1::{Event, Pod};
 use kube::api::{ListParams, ObjectList};
 use kube::Api;
 use kube_cluster::bindings;
+use kube_cluster::explain::assert_explain_says_what_kube_scheduler_says;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
 use kube_cluster::scheduler_config::{self, ALLOWED_CHANGES};
 use kube_cluster::{merged, Cluster, Options, DEADLINE};
@@ -531,6 +532,8 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
     assert!(reasons.iter().all(|r| condition_message.contains(r.as_str())), "{condition_message} lacks {reasons:?}");
     assert_eq!(pod.spec.unwrap().node_name, None);
     assert_eq!(kube_cluster::bindings::bindings(&cluster, NS).len(), 0);
+    // explain's first line is the event's, word for word, each node counted once.
+    assert_explain_says_what_kube_scheduler_says(&cluster, NS, "best-effort", None).await;
 }
 
 kube_cluster::binaries::on_each_minor!(
@@ -865,6 +868,7 @@ async fn whatif_names_the_pods_a_swapped_policy_leaves_pending() {
         let message = event.message.unwrap_or_default();
         assert!(message.contains("didn't have the requested labels"), "{message}");
         assert!(pods.get(name).await.unwrap().spec.unwrap().node_name.is_none(), "{name} stays Pending");
+        assert_explain_says_what_kube_scheduler_says(&cluster, NS, name, Some(&policy)).await;
     }
 }
 

@@ -155,7 +155,9 @@ fn check(pod: &str, report: &Value, table: &[(&str, &[&str])], kube_scheduler: &
         .collect();
     let want_statuses: Vec<(String, String, Vec<String>)> = kube_scheduler
         .iter()
-        .filter_map(|(node, status)| status.map(|(by, reason)| (node.to_string(), by.to_string(), vec![reason.to_string()])))
+        .filter_map(|(node, status)| {
+            status.map(|(by, reason)| (node.to_string(), by.to_string(), vec![reason.to_string()]))
+        })
         .collect();
     assert_eq!(statuses, want_statuses, "{pod}: kube-scheduler's view");
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();

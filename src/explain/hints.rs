@@ -336,8 +336,14 @@ mod tests {
         let snapshot =
             Snapshot::build(nodes.into_iter().map(NodeBuilder::build), pods.into_iter().map(PodBuilder::build));
         let plan = Plan::default_plan();
-        build(crate::explain::report::Against::shipped(&plan, &snapshot), pod, &[], &Evaluator::new(2).unwrap(), &CancelFlag::new())
-            .unwrap()
+        build(
+            crate::explain::report::Against::shipped(&plan, &snapshot),
+            pod,
+            &[],
+            &Evaluator::new(2).unwrap(),
+            &CancelFlag::new(),
+        )
+        .unwrap()
     }
 
     fn hint<'a>(report: &'a Report, reason: &str) -> &'a str {

@@ -31,9 +31,9 @@ pub use report::Report;
 
 use crate::cluster::source::ClusterSource;
 use crate::cluster::SchedulerVersion;
-use crate::explain::kube_scheduler::Profile;
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
+use crate::explain::kube_scheduler::Profile;
 use crate::policy::{Overrides, Plan};
 
 /// Why `explain` could not run. Each message names the flag or file at fault.

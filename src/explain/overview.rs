@@ -166,8 +166,14 @@ mod tests {
         let snapshot = Snapshot::build(nodes, []);
         let plan = Plan::of_predicates(crate::registry::predicate("CheckNodeCondition").into_iter().collect());
         let evaluator = Evaluator::new(1).unwrap();
-        let report =
-            build(Against::shipped(&plan, &snapshot), PodBuilder::new("p").build(), &[], &evaluator, &CancelFlag::new()).unwrap();
+        let report = build(
+            Against::shipped(&plan, &snapshot),
+            PodBuilder::new("p").build(),
+            &[],
+            &evaluator,
+            &CancelFlag::new(),
+        )
+        .unwrap();
         let text = render_overview(&report, 2, Style { colour: false }, &flag);
         assert_eq!(
             text,

@@ -14,8 +14,8 @@ use crate::engine::prioritize::{breakdown, combine};
 use crate::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
 use crate::explain::failures::{group, FailureGroup};
 use crate::explain::hints::{hints, Hint};
-use crate::explain::node_facts::NodeFacts;
 use crate::explain::kube_scheduler::{self, KubeSchedulerView, Profile};
+use crate::explain::node_facts::NodeFacts;
 use crate::explain::ExplainError;
 use crate::framework::{Candidate, ClusterView, MissingState, PodContext, Reason};
 
@@ -195,9 +195,8 @@ pub struct Against<'a> {
 impl<'a> Against<'a> {
     /// Against the shipped configuration of the snapshot's kube-scheduler (tests and tools).
     pub fn shipped(plan: &'a Plan, snapshot: &'a Snapshot) -> Against<'a> {
-        static SHIPPED: std::sync::LazyLock<[Profile; 3]> = std::sync::LazyLock::new(|| {
-            crate::cluster::SchedulerVersion::ALL.map(Profile::shipped)
-        });
+        static SHIPPED: std::sync::LazyLock<[Profile; 3]> =
+            std::sync::LazyLock::new(|| crate::cluster::SchedulerVersion::ALL.map(Profile::shipped));
         let version = snapshot.scheduler_version();
         let at = crate::cluster::SchedulerVersion::ALL.iter().position(|v| *v == version).unwrap_or_default();
         Against { plan, snapshot, kube_scheduler: &SHIPPED[at] }

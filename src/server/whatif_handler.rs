@@ -106,7 +106,7 @@ fn run(state: &AppState, bytes: &[u8], query: &Query, format: Format, cancel: &C
         current: Source { plan: &current, name: "served".to_string() },
         new: Source { plan: &new, name: "request body".to_string() },
         snapshot: &snapshot,
-            kube_scheduler: &state.kube_scheduler,
+        kube_scheduler: &state.kube_scheduler,
         scheduler: &query.scheduler,
         sample: query.sample,
     };

@@ -109,7 +109,15 @@ pub fn evaluate(input: &Input<'_>, evaluator: &Evaluator, cancel: &CancelFlag) -
     let plans = [input.current.plan, input.new.plan];
     let pending = pending::evaluate(&plans, &pending_pods, input.snapshot, input.kube_scheduler, evaluator, cancel)?;
     let running = running::evaluate(&plans, &running_pods, input.snapshot, evaluator, cancel)?;
-    let sample = running::ranking_sample(&plans, &running_pods, input.sample, input.snapshot, input.kube_scheduler, evaluator, cancel)?;
+    let sample = running::ranking_sample(
+        &plans,
+        &running_pods,
+        input.sample,
+        input.snapshot,
+        input.kube_scheduler,
+        evaluator,
+        cancel,
+    )?;
 
     let mut rejections = pending.rejections.clone();
     rejections.add(&running.rejections);

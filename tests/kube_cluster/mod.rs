@@ -10,6 +10,7 @@
 
 pub mod binaries;
 pub mod bindings;
+pub mod explain;
 pub mod node;
 pub mod null_extender;
 pub mod objects;
@@ -335,9 +336,6 @@ impl Cluster {
         if options.controller_manager {
             cluster.start_controller_manager(&options.controllers);
         }
-        if options.extender {
-            cluster.start_extender(&options.extender_args).await;
-        }
         let shipped = scheduler_config::shipped();
         let adjusted = scheduler_config::adjusted(
             &shipped,
@@ -350,6 +348,10 @@ impl Cluster {
             None => adjusted,
         };
         write(&cluster.scheduler_config, &adjusted.to_string());
+        // After kube-scheduler's configuration: the extender reads it (`--scheduler-config`).
+        if options.extender {
+            cluster.start_extender(&options.extender_args).await;
+        }
         for _ in 0..options.schedulers {
             cluster.add_scheduler();
         }
@@ -416,8 +418,19 @@ impl Cluster {
             format!("--admin-listen={}", self.extender_admin_addr),
             "--log-format=json".to_string(),
         ];
+        args.extend(self.kube_scheduler_args());
         args.extend(extra.iter().cloned());
         args
+    }
+
+    /// What the extender is told of the kube-scheduler beside it: its version (how it counts a
+    /// pod being resized) and its configuration (which of its filters run in front of the
+    /// extender, for what explain says it reports).
+    pub fn kube_scheduler_args(&self) -> Vec<String> {
+        vec![
+            format!("--kube-scheduler-version={}", self.binaries.version),
+            format!("--scheduler-config={}", self.scheduler_config.display()),
+        ]
     }
 
     /// Starts the extender binary and waits until `/readyz` says its model has synced.
