@@ -19,7 +19,7 @@ pub fn explain(cluster: &Cluster, pod: &Pod, policy: Option<&Path>) -> Value {
     let name = pod.metadata.name.as_deref().unwrap_or_default();
     let file = cluster.dir.join(format!("explain-{name}.json"));
     std::fs::write(&file, serde_json::to_string(pod).unwrap()).unwrap();
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_predicate-extender"));
+    let mut command = std::process::Command::new(super::extender_binary());
     command
         .arg("explain")
         .arg(format!("--kubeconfig={}", cluster.admin_kubeconfig.display()))
