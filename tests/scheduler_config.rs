@@ -421,6 +421,26 @@ fn the_deployments_kube_scheduler_is_the_version_tested_end_to_end() {
     assert_eq!(Some(&tag), versions.last(), "the newest tested version, the one the real node runs");
 }
 
+/// The extender is told of the kube-scheduler beside it: that image's minor
+/// (`--kube-scheduler-version`: how it counts a pod being resized), and the configuration file it
+/// reads, mounted at the same place (`--scheduler-config`: which of its filters run in front of
+/// the extender, for explain).
+#[test]
+fn the_extender_is_told_of_the_kube_scheduler_beside_it() {
+    let deployment = deployment();
+    let serve = deployed_serve_args(&deployment);
+    let scheduler = scheduler_container(&deployment);
+    let image = str_of(&scheduler["image"], "kube-scheduler's image");
+    let tag = image.strip_prefix("registry.k8s.io/kube-scheduler:").unwrap_or_else(|| panic!("{image}"));
+    let version: predicate_extender::cluster::SchedulerVersion = tag.parse().unwrap();
+    assert_eq!(serve.kube_scheduler.kube_scheduler_version, version, "--kube-scheduler-version against {image}");
+    let command = strings(&scheduler["command"], "kube-scheduler command");
+    let config = flag_value(&command, "--config").expect("kube-scheduler's --config");
+    assert_eq!(serve.kube_scheduler.scheduler_config.as_deref(), Some(Path::new(&config)));
+    let extender = extender_container(&deployment);
+    assert_eq!(mount_path(extender, "scheduler-config"), mount_path(scheduler, "scheduler-config"));
+}
+
 #[test]
 fn the_image_is_this_version_and_kustomize_rewrites_it() {
     let deployment = deployment();
