@@ -42,6 +42,7 @@ impl PodInfo {
 
     /// A pod as `version`'s kube-scheduler counts it on its node.
     pub fn placed(mut pod: Pod, version: SchedulerVersion) -> Self {
+        pod.forget_statuses_that_change_nothing();
         pod.shrink_to_fit();
         let (requests, non_zero) = placed_requests(&pod, version);
         let host_ports = pod_host_ports(&pod);

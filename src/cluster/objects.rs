@@ -442,6 +442,28 @@ impl Pod {
         first_negative(&self.spec.overhead).map(|(k, q)| negative_at(format!("spec.overhead.{k}"), q))
     }
 
+    /// Forgets the container statuses that change nothing in the pod's requests: the kubelet reports
+    /// `allocatedResources` and `resources` for every container of every running pod, and while no
+    /// resize is under way they equal the spec. Kept: a status that differs from its container's
+    /// spec, every status of a pod whose resize is infeasible (then 1.37 counts only what the
+    /// statuses say), and the pod-level status. `cluster::pod_requests`' tests hold the requests of
+    /// every generated resize shape to be the same with and without the forgotten ones.
+    pub fn forget_statuses_that_change_nothing(&mut self) {
+        if self.status.resize_infeasible {
+            return;
+        }
+        let spec = &self.spec;
+        let changes_nothing = |s: &ContainerResourceStatus| {
+            let requests = spec.containers.iter().chain(&spec.init_containers).find(|c| c.name == s.name);
+            requests.is_some_and(|c| {
+                let same = |list: Option<&ResourceList>| list.is_none_or(|l| *l == c.resources.requests);
+                same(s.allocated_resources.as_ref()) && same(s.resources.as_ref().and_then(|r| r.requests.as_ref()))
+            })
+        };
+        self.status.container_statuses.retain(|s| !changes_nothing(s));
+        self.status.init_container_statuses.retain(|s| !changes_nothing(s));
+    }
+
     /// Gives back the spare capacity decoding leaves in lists (a decoded list of one holds room
     /// for four): the model keeps a hundred thousand pods for as long as they run.
     pub fn shrink_to_fit(&mut self) {
@@ -450,6 +472,8 @@ impl Pod {
         }
         self.spec.containers.shrink_to_fit();
         self.spec.init_containers.shrink_to_fit();
+        self.status.container_statuses.shrink_to_fit();
+        self.status.init_container_statuses.shrink_to_fit();
         self.spec.volumes.shrink_to_fit();
         self.spec.topology_spread_constraints.shrink_to_fit();
     }
