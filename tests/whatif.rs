@@ -211,3 +211,42 @@ async fn one_at_a_time_under_its_own_deadline() {
     assert_eq!(next.0, 200, "{}", next.1);
     server.stop().await;
 }
+
+/// Pending pods that a Policy change leaves without a node are listed by the node each fits best
+/// now and what kube-scheduler would say of that node under the new Policy, one line per group,
+/// not one line of every name.
+#[test]
+fn the_pods_that_become_unschedulable_are_grouped_by_node_and_reason() {
+    // The fixture's cluster with node a full: the pending pods fit b only, the one node without
+    // disktype, which NeedsSSD rejects.
+    let cluster = whatif_fixture("cluster.yaml").replace(
+        "spec: {schedulerName: predicate-scheduler, nodeName: a, containers: [{name: c, resources: {requests: {cpu: 500m}}}]}",
+        "spec: {schedulerName: predicate-scheduler, nodeName: a, containers: [{name: c, resources: {requests: {cpu: \"2\"}}}]}",
+    );
+    let wait_2 = "{name: wait-2, namespace: shop, uid: u-wait-2}\n  spec: {schedulerName: predicate-scheduler, containers: [{name: c, resources: {requests: {cpu: 1500m}}}]}";
+    assert!(cluster.contains(wait_2));
+    let cluster = cluster.replace(wait_2, "{name: wait-2, namespace: shop, uid: u-wait-2}\n  spec: {schedulerName: predicate-scheduler, containers: [{name: c, resources: {requests: {cpu: 900m}}}]}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cluster.yaml");
+    std::fs::write(&file, cluster).unwrap();
+    let policy = fixture_path("whatif").join("needs-ssd.json");
+    let args = ["--policy", policy.to_str().unwrap(), "--cluster-snapshot", file.to_str().unwrap()];
+    let (ok, out, err) = cli(&[&args[..], &["--format", "json"]].concat());
+    assert!(ok, "{err}");
+    let r = json(&out);
+    assert_eq!(r["pending"]["becomeUnschedulable"], json!(["shop/wait-1", "shop/wait-2"]), "{r}");
+    assert_eq!(
+        r["pending"]["becomeUnschedulableByReason"],
+        json!([{"node": "b", "reason": "Extender: node(s) didn't have the requested labels", "pods": ["shop/wait-1", "shop/wait-2"]}])
+    );
+    let (ok, table, err) = cli(&args);
+    assert!(ok, "{err}");
+    let header = "Pending pods that become unschedulable, by the node each fits best now, and why kube-scheduler would reject that node under the new Policy:";
+    assert!(table.contains(header), "{table}");
+    let row = table.lines().skip_while(|l| *l != header).nth(3).unwrap_or_default();
+    assert_eq!(
+        row.split_whitespace().collect::<Vec<_>>().join(" "),
+        "b Extender: node(s) didn't have the requested labels 2 shop/wait-1, shop/wait-2",
+        "{table}"
+    );
+}
