@@ -127,6 +127,20 @@ fn a_bad_policy_names_the_entry() {
 }
 
 #[test]
+fn a_bad_scheduler_configuration_names_the_file_and_field() {
+    let missing = startup_error(&["--demo", "--scheduler-config", "/nonexistent/scheduler-config.yaml"]);
+    assert_eq!(missing.0, 2);
+    assert!(missing.1.contains("--scheduler-config /nonexistent/scheduler-config.yaml: cannot read"), "{}", missing.1);
+    let path = temp_file(
+        "scheduler-config.yaml",
+        "kind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    filter:\n      disabled:\n      - {weight: 1}\n",
+    );
+    let (code, err) = startup_error(&["--demo", "--scheduler-config", path.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("scheduler-config.yaml: not a KubeSchedulerConfiguration: profiles[0].plugins.filter.disabled[0].name: missing"), "{err}");
+}
+
+#[test]
 fn help_names_every_verb_and_the_admin_endpoints() {
     for args in [&["--help"][..], &["serve", "--help"]] {
         let out = Command::new(BIN).args(args).output().expect("run the binary");

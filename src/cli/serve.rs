@@ -369,6 +369,7 @@ mod tests {
             (vec!["--demo", "--body-timeout", "soon"], "--body-timeout"),
             (vec!["--demo", "--idle-timeout", "5"], "--idle-timeout"),
             (vec!["--demo", "--max-connections", "0"], "--max-connections"),
+            (vec!["--demo", "--kube-scheduler-version", "1.34"], "--kube-scheduler-version"),
         ];
         for (args, flag) in cases {
             let e = parse(&args).unwrap_err();
