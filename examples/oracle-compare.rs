@@ -132,10 +132,12 @@ fn main() {
     for (case, key) in failed {
         // The same kind of disagreement, so that shrinking does not wander to another one.
         let what = key.split(':').next().unwrap().to_string();
+        // A smaller case the oracle or the model cannot read (shrinking can leave, say, an
+        // ephemeral volume's claim without its owner) does not fail the same way.
         let mut still = |c: &Case| {
-            let a = oracle.run(std::slice::from_ref(c)).unwrap().pop().unwrap();
-            let d = compare(&extender_verdicts(&plan, &evaluator, c, version).unwrap(), &a, reasons);
-            d.iter().any(|d| d.what == what)
+            let Some(a) = oracle.run(std::slice::from_ref(c)).ok().and_then(|mut a| a.pop()) else { return false };
+            let Ok(ours) = extender_verdicts(&plan, &evaluator, c, version) else { return false };
+            compare(&ours, &a, reasons).iter().any(|d| d.what == what)
         };
         let small = shrink(&case, &mut still);
         let a = oracle.run(std::slice::from_ref(&small)).unwrap().pop().unwrap();

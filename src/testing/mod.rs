@@ -287,6 +287,7 @@ impl NodeBuilder {
 mod eventually;
 pub mod fuzz;
 pub mod oracle;
+mod oracle_fields;
 mod oracle_label_keys;
 mod oracle_resources;
 mod oracle_volumes;

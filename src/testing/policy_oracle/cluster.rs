@@ -4,7 +4,9 @@
 //! ServiceAntiAffinity, CheckServiceAffinity), controller owners, the images nodes hold
 //! (ImageLocality), preferred node and pod (anti-)affinity (NodeAffinity, InterPodAffinity), and
 //! the `preferAvoidPods` annotation (NodePreferAvoidPods). Drawn from its own random stream, so a
-//! case's other objects are those of the same seed in the v1.37 comparison.
+//! case's other objects are those of the same seed in the v1.37 comparison. Then the fields of the
+//! table "Every field the mirrored plugins read" only this comparison reaches
+//! ([`add_field_shapes`]), and without generic ephemeral volumes ([`without_ephemeral_volumes`]).
 
 use serde_json::{json, Value};
 
@@ -28,8 +30,10 @@ const IMAGES: &[(&str, i64)] = &[
 /// constraints' `minDomains`, `nodeAffinityPolicy`, `nodeTaintsPolicy` and `matchLabelKeys` (whose
 /// keys the generator already merged into the selector, as the API server does), sidecars'
 /// `restartPolicy` (the init container stays, as an ordinary one), pod-level resources and what
-/// the kubelet reports of an in-place resize (both later than v1.22), and `status.qosClass` (which
-/// the generator set from the pod-level resources too; v1.22 computes it from the containers).
+/// the kubelet reports of an in-place resize (both later than v1.22), `status.qosClass` (which
+/// the generator set from the pod-level resources too; v1.22 computes it from the containers), and
+/// claims' and volumes' `volumeAttributesClassName` (1.29; v1.22 matches a claim to a volume
+/// without it).
 pub fn to_v1_22(case: &mut Case) {
     for object in case.objects.iter_mut().chain(std::iter::once(&mut case.pod)) {
         if let Some(status) = object.get_mut("status").and_then(Value::as_object_mut) {
@@ -60,7 +64,45 @@ pub fn to_v1_22(case: &mut Case) {
                 c.remove("restartPolicy");
             }
         }
+        if matches!(object["kind"].as_str(), Some("PersistentVolume" | "PersistentVolumeClaim")) {
+            if let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.remove("volumeAttributesClassName");
+            }
+        }
     }
+}
+
+/// Keeps generic ephemeral volumes out of this comparison's domain (docs/semantics.md, "Out of the
+/// generated domain"): v1.22's CSILimits does not count them (its `filterAttachableVolumes` reads
+/// only `persistentVolumeClaim` volumes; today's NodeVolumeLimits, which the extender's
+/// MaxCSIVolumeCount follows, counts their claims and requires the pod to own them). The volumes,
+/// their claims (controlled by a pod) and the volumes bound to those go; the v1.37 comparison draws
+/// them.
+pub fn without_ephemeral_volumes(case: &mut Case) {
+    let mut claims = Vec::new();
+    for pod in case.objects.iter_mut().chain(std::iter::once(&mut case.pod)).filter(|o| o["kind"] == "Pod") {
+        if let Some(volumes) = pod["spec"].get_mut("volumes").and_then(Value::as_array_mut) {
+            volumes.retain(|v| v.get("ephemeral").is_none());
+            if volumes.is_empty() {
+                if let Some(spec) = pod["spec"].as_object_mut() {
+                    spec.remove("volumes");
+                }
+            }
+        }
+    }
+    case.objects.retain(|o| {
+        let owned = o["kind"] == "PersistentVolumeClaim"
+            && o["metadata"]["ownerReferences"].as_array().is_some_and(|r| r.iter().any(|r| r["kind"] == "Pod"));
+        if owned {
+            claims.push((o["metadata"]["namespace"].clone(), o["metadata"]["name"].clone()));
+        }
+        !owned
+    });
+    case.objects.retain(|o| {
+        let r = &o["spec"]["claimRef"];
+        !(o["kind"] == "PersistentVolume"
+            && claims.iter().any(|(ns, name)| r["namespace"] == *ns && r["name"] == *name))
+    });
 }
 
 fn preferred_node_affinity(rng: &mut Rng) -> Value {
@@ -197,4 +239,98 @@ pub fn add_scoring_objects(seed: u64, case: &mut Case) {
         pod["spec"]["tolerations"] = json!(list);
     }
     case.objects.extend(added);
+}
+
+/// The fields of docs/semantics.md's table "Every field the mirrored plugins read" that only this
+/// comparison reaches (`tests/field_table.rs`): preferred pod (anti-)affinity terms with
+/// `matchExpressions` selectors and namespace selectors, preferred node affinity on the node name
+/// (`matchFields`), ReplicaSets whose selector is a `matchExpressions` (as the template's labels
+/// satisfy it), and StatefulSets. Drawn from its own random stream, after [`add_scoring_objects`],
+/// so that a case's other objects are those of the same seed without them.
+pub fn add_field_shapes(seed: u64, case: &mut Case) {
+    let mut rng = Rng::derive(seed, 37, 2);
+    let rng = &mut rng;
+    let node_names = case.node_names();
+    for object in case.objects.iter_mut().chain(std::iter::once(&mut case.pod)) {
+        match object["kind"].as_str() {
+            Some("Pod") => preferred_term_selectors(rng, object),
+            Some("ReplicaSet") if rng.percent(30) => {
+                let app = object["spec"]["selector"]["matchLabels"]["app"].clone();
+                object["spec"]["selector"] =
+                    json!({"matchExpressions": [{"key": "app", "operator": "In", "values": [app]}]});
+            }
+            _ => {}
+        }
+    }
+    if let Some(terms) = case
+        .pod
+        .pointer_mut("/spec/affinity/nodeAffinity/preferredDuringSchedulingIgnoredDuringExecution")
+        .and_then(Value::as_array_mut)
+    {
+        for term in terms.iter_mut() {
+            if node_names.is_empty() || !rng.percent(30) {
+                continue;
+            }
+            let operator = if rng.percent(60) { "In" } else { "NotIn" };
+            let requirement = json!({"key": "metadata.name", "operator": operator, "values": [rng.pick(&node_names)]});
+            if rng.percent(50) {
+                term["preference"] = json!({"matchFields": [requirement]});
+            } else {
+                term["preference"]["matchFields"] = json!([requirement]);
+            }
+        }
+    }
+    for ns in NAMESPACES {
+        for app in APPS {
+            if !rng.percent(20) {
+                continue;
+            }
+            let selector = if rng.percent(50) {
+                json!({"matchLabels": {"app": app}})
+            } else {
+                json!({"matchExpressions": [{"key": "app", "operator": "In", "values": [app]}]})
+            };
+            case.objects.push(json!({
+                "apiVersion": "apps/v1", "kind": "StatefulSet",
+                "metadata": {"name": format!("ss-{app}"), "namespace": ns, "uid": format!("uid-ss-{ns}-{app}")},
+                "spec": {
+                    "serviceName": format!("svc-{app}"), "replicas": 1, "selector": selector,
+                    "template": {"metadata": {"labels": {"app": app}},
+                        "spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                },
+            }));
+        }
+    }
+}
+
+/// A pod's preferred (anti-)affinity terms, now and then with a `matchExpressions` label selector
+/// and a namespace selector.
+fn preferred_term_selectors(rng: &mut Rng, pod: &mut Value) {
+    for kind in ["podAffinity", "podAntiAffinity"] {
+        let path = format!("/spec/affinity/{kind}/preferredDuringSchedulingIgnoredDuringExecution");
+        let Some(terms) = pod.pointer_mut(&path).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for weighted in terms.iter_mut() {
+            let term = &mut weighted["podAffinityTerm"];
+            if rng.percent(35) {
+                term["labelSelector"] = match rng.below(3) {
+                    0 => {
+                        json!({"matchExpressions": [{"key": "app", "operator": "In", "values": [rng.pick(APPS), rng.pick(APPS)]}]})
+                    }
+                    1 => json!({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": [rng.pick(APPS)]}]}),
+                    _ => {
+                        json!({"matchLabels": {"app": rng.pick(APPS)}, "matchExpressions": [{"key": "tier", "operator": "Exists"}]})
+                    }
+                };
+            }
+            if rng.percent(30) {
+                term["namespaceSelector"] = match rng.below(3) {
+                    0 => json!({}),
+                    1 => json!({"matchLabels": {"team": rng.pick(&["1", "2"])}}),
+                    _ => json!({"matchExpressions": [crate::testing::oracle_fields::team_requirement(rng)]}),
+                };
+            }
+        }
+    }
 }

@@ -61,7 +61,9 @@ impl PolicyCase {
 pub fn generate(seed: u64) -> PolicyCase {
     let mut case = oracle::generate(&Domain::shared(), seed);
     cluster::to_v1_22(&mut case);
+    cluster::without_ephemeral_volumes(&mut case);
     cluster::add_scoring_objects(seed, &mut case);
+    cluster::add_field_shapes(seed, &mut case);
     let mut rng = Rng::derive(seed, 37, 0);
     PolicyCase { policy: policies::policy(&mut rng), case }
 }
