@@ -124,11 +124,15 @@ impl NodeSelectorTerms {
         NodeSelectorTerms { terms: compiled }
     }
 
-    /// Whether any term matches the node's labels and name.
+    /// Whether any term matches the node's labels and name. A node without a name has no fields,
+    /// and then `matchFields` are not checked at all (component-helpers' `nodeSelectorTerm.match`
+    /// checks them only when `extractNodeFields` found some): how a PV's node affinity is matched,
+    /// against a node made of labels only (`CheckNodeAffinity`).
     pub fn matches<L: LabelMap + ?Sized>(&self, node_name: &str, labels: &L) -> bool {
-        self.terms
-            .iter()
-            .any(|t| t.labels.iter().all(|r| r.matches(labels)) && t.fields.iter().all(|r| r.matches(node_name)))
+        self.terms.iter().any(|t| {
+            t.labels.iter().all(|r| r.matches(labels))
+                && (node_name.is_empty() || t.fields.iter().all(|r| r.matches(node_name)))
+        })
     }
 }
 
@@ -212,7 +216,14 @@ mod tests {
         assert!(!NodeSelectorTerms::compile(&[is("In", "n2")]).matches("n1", &node));
         assert!(NodeSelectorTerms::compile(&[is("NotIn", "n2")]).matches("n1", &node));
         let other_field = field_term(vec![req("metadata.uid", "In", &["n1"])]);
-        assert!(!NodeSelectorTerms::compile(&[other_field]).matches("n1", &node));
+        assert!(!NodeSelectorTerms::compile(&[other_field.clone()]).matches("n1", &node));
+        // A node without a name has no fields to check (component-helpers' nodeaffinity:
+        // `extractNodeFields`, `nodeSelectorTerm.match`): a PV's affinity is matched so.
+        assert!(NodeSelectorTerms::compile(&[is("In", "n2")]).matches("", &node));
+        assert!(
+            !NodeSelectorTerms::compile(&[other_field]).matches("", &node),
+            "a term that does not parse still fails"
+        );
     }
 }
 

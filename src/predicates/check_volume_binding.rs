@@ -179,8 +179,8 @@ impl VolumeAffinity {
     }
 
     /// Upstream's `CheckNodeAffinity`: a PV without `nodeAffinity.required` fits every node.
-    /// Upstream matches the terms against a node that has only the labels (no name), so a
-    /// `matchFields` term on `metadata.name` sees an empty name; this does the same.
+    /// Upstream matches the terms against a node that has only the labels (no name, so no fields):
+    /// `matchFields` on `metadata.name` are not checked; this does the same.
     fn matches(&self, node_labels: &BTreeMap<String, String>) -> bool {
         self.0.as_ref().is_none_or(|terms| terms.matches("", node_labels))
     }
@@ -844,6 +844,10 @@ mod tests {
         }
     }
 
+    /// Upstream matches a PV's node affinity against a node of labels only
+    /// (`storage/volume/helpers.go`, `CheckNodeAffinity`): no name, so no fields, and
+    /// component-helpers' `nodeSelectorTerm.match` does not check `matchFields` then; a term of
+    /// `matchFields` alone matches every node. (The oracle found this; it was pinned wrong here.)
     #[test]
     fn matchfields_see_no_node_name_as_upstream() {
         let mut pv = Pv::new("pv", "", "1Gi");
@@ -857,7 +861,7 @@ mod tests {
             }),
         });
         let got = run_claims(vec![Claim::new("c").bound("pv")], vec![pv], &node_in_a());
-        assert_eq!(got, vec![ERR_VOLUME_NODE_CONFLICT]);
+        assert_eq!(got, vec![]);
     }
 
     #[test]

@@ -11,8 +11,7 @@
 //!   combined selector has no requirement at all (no Service or controller selects the pod, or
 //!   only Services with an empty selector), no pod counts and every node scores 10.
 //! - The count of a node is the number of assigned pods of the pod's namespace on it that the
-//!   selector matches (pods being deleted included: the model does not keep
-//!   `deletionTimestamp`).
+//!   selector matches, pods being deleted left out (`countMatchingPods`).
 //! - Scores are normalised over the candidate nodes, as upstream's reduce over the map results
 //!   (`prepare` sums over the known candidates, `score` gives the final 0..=10 from them):
 //!   `node = 10 * (maxCount - count) / maxCount` (10 when maxCount is 0); when some candidate has a

@@ -8,8 +8,7 @@
 //!   answer does not depend on hash order. Without one (or with an empty selector, which 1.17's
 //!   `countMatchingPods` treats as selecting nothing) no pod counts.
 //! - The count of a node is the number of assigned pods of the pod's namespace on it that the
-//!   selector matches (pods being deleted included: the model does not keep
-//!   `deletionTimestamp`).
+//!   selector matches, pods being deleted left out (`countMatchingPods`).
 //! - Scores are normalised over the candidate nodes, as upstream's reduce over the map results
 //!   (`prepare` sums over the known candidates, `score` gives the final 0..=10 from them):
 //!   `numServicePods` is the sum over all candidates (those without the label included), the
@@ -208,6 +207,19 @@ mod tests {
         let mut s = cluster();
         s.upsert(service("default", "aaa", Some(&[])));
         assert_eq!(scores(&s, WEB_FE, &["a1", "b1", "nl"]), [10, 10, 0]);
+    }
+
+    /// Pods being deleted do not count (1.14-1.17 and v1.22's `countMatchingPods`: "Ignore pods
+    /// being deleted for spreading purposes"); the Policy oracle found the extender counting them.
+    #[test]
+    fn pods_being_deleted_do_not_count() {
+        let mut s = Snapshot::build(
+            [NodeBuilder::new("a1").label("zone", "a").build(), NodeBuilder::new("b1").label("zone", "b").build()],
+            [PodBuilder::new("going").node("a1").label("app", "web").terminating().build()],
+        );
+        s.upsert(service("default", "alpha", Some(&[("app", "web")])));
+        // No service pod counts: every labelled node scores 10, as with none at all.
+        assert_eq!(scores(&s, WEB_FE, &["a1", "b1"]), [10, 10]);
     }
 
     #[test]

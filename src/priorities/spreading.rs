@@ -32,8 +32,14 @@ impl PodMatcher {
         pod.metadata.namespace == self.namespace && self.selectors.iter().all(|s| s.matches(&pod.metadata.labels))
     }
 
-    /// The matching assigned pods per node name (upstream's `countMatchingPods` on every node).
-    /// Pods being deleted count too: the model does not keep `deletionTimestamp`.
+    /// A pod the spreading counts: a match that is not being deleted (`countMatchingPods`:
+    /// "Ignore pods being deleted for spreading purposes").
+    fn counts(&self, pod: &Pod) -> bool {
+        !pod.is_terminating() && self.matches(pod)
+    }
+
+    /// The matching assigned pods per node name (upstream's `countMatchingPods` on every node),
+    /// pods being deleted left out.
     pub fn count_by_node(&self, view: &ClusterView<'_>) -> HashMap<String, i64> {
         let mut counts: HashMap<String, i64> = HashMap::default();
         let mut add = |node: &str| match counts.get_mut(node) {
@@ -44,13 +50,13 @@ impl PodMatcher {
         };
         match &self.equality {
             Some((k, v)) => {
-                for p in view.snapshot.pods_labelled(k, v).filter(|p| self.matches(&p.pod)) {
+                for p in view.snapshot.pods_labelled(k, v).filter(|p| self.counts(&p.pod)) {
                     add(&p.pod.spec.node_name);
                 }
             }
             None => {
                 for node in view.nodes() {
-                    for _ in node.pods.pods().iter().filter(|p| self.matches(&p.pod)) {
+                    for _ in node.pods.pods().iter().filter(|p| self.counts(&p.pod)) {
                         add(node.name());
                     }
                 }

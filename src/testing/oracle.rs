@@ -952,7 +952,7 @@ pub fn generate(domain: &Domain, seed: u64) -> Case {
     super::oracle_volumes::add_storage(seed, &nodes, &mut objects, &mut pod);
     super::oracle_label_keys::add_match_label_keys(seed, &mut objects, &mut pod);
     super::oracle_resources::add_resource_shapes(seed, domain.version, &mut objects, &mut pod);
-    super::oracle_fields::add_fields(seed, &nodes, &mut objects, &mut pod);
+    super::oracle_fields::add_fields(seed, domain.version, &nodes, &mut objects, &mut pod);
     let affinity = &pod["spec"]["affinity"];
     if affinity.get("podAffinity").is_none() && affinity.get("podAntiAffinity").is_none() {
         // Today's InterPodAffinity skips its Filter for the whole cycle (nominated pass included)

@@ -27,6 +27,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::cluster::SchedulerVersion;
 use crate::gen_cluster::generate::Rng;
 
 const DRIVER: &str = "csi.example.com";
@@ -36,7 +37,13 @@ const DELETED_AT: &str = "2026-11-01T09:00:00Z";
 const VOLUME_ATTRIBUTES_CLASSES: &[&str] = &["gold", "silver"];
 
 /// Adds the fields (see the module's documentation) to a case's objects and its pod.
-pub(super) fn add_fields(seed: u64, nodes: &[String], objects: &mut Vec<Value>, pod: &mut Value) {
+pub(super) fn add_fields(
+    seed: u64,
+    version: SchedulerVersion,
+    nodes: &[String],
+    objects: &mut Vec<Value>,
+    pod: &mut Value,
+) {
     let mut rng = Rng::derive(seed, 25, 4);
     let rng = &mut rng;
     let mut added = Vec::new();
@@ -55,7 +62,7 @@ pub(super) fn add_fields(seed: u64, nodes: &[String], objects: &mut Vec<Value>, 
                     o["metadata"]["deletionTimestamp"] = json!(DELETED_AT);
                     o["metadata"]["deletionGracePeriodSeconds"] = json!(30);
                 }
-                namespace_expressions(rng, o);
+                namespace_expressions(rng, version, o);
                 sidecar_ports(rng, o);
                 if rng.percent(8) {
                     inline_volume(rng, o);
@@ -74,7 +81,7 @@ pub(super) fn add_fields(seed: u64, nodes: &[String], objects: &mut Vec<Value>, 
         }
     }
     pod["metadata"]["resourceVersion"] = json!(resource_version(rng));
-    namespace_expressions(rng, pod);
+    namespace_expressions(rng, version, pod);
     sidecar_ports(rng, pod);
     match_fields(rng, nodes, pod);
     if rng.percent(12) {
@@ -114,8 +121,11 @@ fn push_volume(pod: &mut Value, volume: Value) {
 }
 
 /// Now and then a namespace selector with `matchExpressions` on a required pod (anti-)affinity
-/// term, beside its `matchLabels` when it has some (the namespaces carry `team`).
-fn namespace_expressions(rng: &mut Rng, pod: &mut Value) {
+/// term, beside its `matchLabels` when it has some (the namespaces carry `team`). Not for 1.35
+/// and 1.36 a selector that matches a namespace without labels (`NotIn`, `DoesNotExist`): their
+/// InterPodAffinity lets such a selector match every namespace where it reads none's labels
+/// (docs/semantics.md, "Namespace selectors that match no labels in 1.35 and 1.36").
+fn namespace_expressions(rng: &mut Rng, version: SchedulerVersion, pod: &mut Value) {
     for kind in ["podAffinity", "podAntiAffinity"] {
         let path = format!("/spec/affinity/{kind}/requiredDuringSchedulingIgnoredDuringExecution");
         let Some(terms) = pod.pointer_mut(&path).and_then(Value::as_array_mut) else {
@@ -124,6 +134,10 @@ fn namespace_expressions(rng: &mut Rng, pod: &mut Value) {
         for term in terms.iter_mut() {
             if rng.percent(20) {
                 let requirement = team_requirement(rng);
+                let matches_no_labels = matches!(requirement["operator"].as_str(), Some("NotIn" | "DoesNotExist"));
+                if matches_no_labels && version < SchedulerVersion::V1_37 {
+                    continue;
+                }
                 match term.pointer_mut("/namespaceSelector/matchExpressions").and_then(Value::as_array_mut) {
                     Some(list) => list.push(requirement),
                     None => term["namespaceSelector"]["matchExpressions"] = json!([requirement]),

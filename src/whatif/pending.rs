@@ -92,7 +92,10 @@ impl Groups {
             .iter()
             .chain(rejects.kube_scheduler.rejected.iter().filter(|s| s.node == node))
             .next()
-            .map_or_else(String::new, |s| format!("{}: {}", s.by, s.reasons.join(", ")));
+            .map_or_else(String::new, |s| match s.by.as_str() {
+                "" => s.reasons.join(", "),
+                by => format!("{by}: {}", s.reasons.join(", ")),
+            });
         self.0.entry((node, reason)).or_default().push(pod.to_string());
     }
 

@@ -42,8 +42,9 @@ use stand_ins::{prefilter_failure, prefilter_nodes, StandIn};
 #[serde(rename_all = "camelCase")]
 pub struct NodeStatus {
     pub node: String,
-    /// One of kube-scheduler's plugins, `Extender`, or the plugin whose PreFilter left the node
-    /// out or rejected the pod.
+    /// One of kube-scheduler's plugins, `Extender`, or the plugin whose PreFilter rejected the pod;
+    /// empty when the framework rejected it itself (the PreFilter plugins' nodes have nothing in
+    /// common).
     pub by: String,
     pub reasons: Vec<String>,
 }
@@ -111,7 +112,9 @@ pub fn evaluate(
                 [one] => format!("node(s) didn't satisfy plugin {one}"),
                 many => format!("node(s) didn't satisfy plugin(s) [{}] simultaneously", many.join(" ")),
             };
-            return Ok(prefilter_rejected(rejection(message), all));
+            // The framework's own status: it names no plugin (`RunPreFilterPlugins`).
+            let status = NodeStatus { node: String::new(), by: String::new(), reasons: vec![message] };
+            return Ok(prefilter_rejected(status, all));
         }
     }
 
