@@ -216,7 +216,7 @@ mod tests {
         assert!(!NodeSelectorTerms::compile(&[is("In", "n2")]).matches("n1", &node));
         assert!(NodeSelectorTerms::compile(&[is("NotIn", "n2")]).matches("n1", &node));
         let other_field = field_term(vec![req("metadata.uid", "In", &["n1"])]);
-        assert!(!NodeSelectorTerms::compile(&[other_field.clone()]).matches("n1", &node));
+        assert!(!NodeSelectorTerms::compile(std::slice::from_ref(&other_field)).matches("n1", &node));
         // A node without a name has no fields to check (component-helpers' nodeaffinity:
         // `extractNodeFields`, `nodeSelectorTerm.match`): a PV's affinity is matched so.
         assert!(NodeSelectorTerms::compile(&[is("In", "n2")]).matches("", &node));
