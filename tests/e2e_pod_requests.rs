@@ -3,7 +3,8 @@
 //! the kubelet is resizing in place (its status allocates more than its spec asks) reject the next
 //! pod in the extender (`/filter`) as in kube-scheduler (its FailedScheduling event), and explain's
 //! first line is that event's; under the `policy-only` overlay's profile a batch fills them without
-//! double-booking either.
+//! double-booking either, and with kube-scheduler's NodeResourcesFit off, pods arriving one at a
+//! time fill them by the extender's count alone.
 //!
 //! Real kube-apiserver and kube-scheduler (e2e/build.sh), the extender binary in live mode; no
 //! kubelet: the test writes the resized pod's status as the kubelet would.
@@ -120,7 +121,8 @@ async fn under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double
     for name in &names {
         create(c, pod(NS, name, "1")).await;
     }
-    // Four are bound, two per node; the last two wait, rejected by the extender on both nodes.
+    // Four are bound, two per node; the last two wait, rejected on both nodes by kube-scheduler's
+    // NodeResourcesFit, which counts its assumed pods before the extender is asked.
     let pods: Api<Pod> = Api::namespaced(c.clone(), NS);
     let placements = eventually("four of the batch bound", kube_cluster::DEADLINE, || async {
         let mut bound = Vec::new();
@@ -160,4 +162,57 @@ async fn under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double
         n
     };
     assert_eq!(bound_now, 4, "a node was double-booked");
+}
+
+kube_cluster::binaries::on_each_minor!(
+    with_node_resources_fit_off_the_extender_alone_counts_pod_level_and_resized_pods
+);
+
+/// kube-scheduler's NodeResourcesFit off (PreFilter and Filter): the extender is the only one to
+/// count capacity. 1-cpu pods arrive one at a time (each bound, or rejected, before the next is
+/// created, so no `/filter` can run before the previous `/bind` reaches the extender): the
+/// extender places exactly the four that fit beside the pod-level and the resized pods, and
+/// rejects the others with `Insufficient cpu`, which kube-scheduler reports as the extender's.
+async fn with_node_resources_fit_off_the_extender_alone_counts_pod_level_and_resized_pods(minor: &str) {
+    let options =
+        Options { scheduler_config: Some(scheduler_config::without_node_resources_fit), ..Options::default() };
+    let Some(cluster) = Cluster::start_on(minor, "pod-requests-extender-only", options).await else { return };
+    let c = &cluster.client;
+    create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
+    create(c, node("pod-level", "zone-a", "4", "16Gi")).await;
+    create(c, node("resized", "zone-a", "4", "16Gi")).await;
+    // 2 cpu taken on each, as above: room for two 1-cpu pods per node.
+    create(c, pod_level("big", "pod-level", "2")).await;
+    create(c, placed("shrinking", "resized", "500m")).await;
+    resizing_down_from(&cluster, "shrinking", "2").await;
+    extender_rejects(&cluster, &pod(NS, "probe", "2500m"), &["pod-level", "resized"]).await;
+
+    let pods: Api<Pod> = Api::namespaced(c.clone(), NS);
+    let mut bound = Vec::new();
+    for i in 0..6 {
+        let name = format!("one-{i}");
+        create(c, pod(NS, &name, "1")).await;
+        if i < 4 {
+            let node = eventually("the pod bound", kube_cluster::DEADLINE, || async {
+                pods.get(&name).await.ok()?.spec?.node_name
+            })
+            .await;
+            bound.push(node);
+            continue;
+        }
+        let line = assert_explain_says_what_kube_scheduler_says(&cluster, NS, &name, None).await;
+        assert_eq!(line, "0/2 nodes are available: 2 Insufficient cpu.", "Kubernetes {minor}, {name}");
+        // Said by the extender: kube-scheduler's plugins passed both nodes.
+        let explained = kube_cluster::explain::explain(&cluster, &pods.get(&name).await.unwrap(), None);
+        let by: Vec<&str> = explained["kubeScheduler"]["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["by"].as_str().unwrap())
+            .collect();
+        assert_eq!(by, ["Extender", "Extender"], "Kubernetes {minor}, {name}: {explained}");
+    }
+    for node in ["pod-level", "resized"] {
+        assert_eq!(bound.iter().filter(|n| *n == node).count(), 2, "{node}: {bound:?}");
+    }
 }

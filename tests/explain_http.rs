@@ -175,6 +175,36 @@ async fn bad_input_is_answered_4xx_with_what_is_wrong() {
     server.stop().await;
 }
 
+/// Told of kube-scheduler's configuration (the shipped one: one profile, `predicate-scheduler`),
+/// the server explains a pod of that profile, and answers a pod no profile schedules with a 400
+/// that names its `schedulerName`.
+#[tokio::test]
+async fn a_pod_no_profile_schedules_is_the_requests_error() {
+    let mut c = config(cluster(&explain_fixture("cluster.yaml")));
+    c.policy = policy(&explain_fixture("policy.json"));
+    c.scheduler_config = Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/scheduler-config.yaml"));
+    let server = TestServer::start(c).await;
+    let pod = |scheduler: &str| {
+        format!(
+            r#"{{"kind": "Pod", "metadata": {{"name": "p", "namespace": "default"}},
+                "spec": {{"schedulerName": "{scheduler}", "containers": [{{"name": "c"}}]}}}}"#
+        )
+    };
+    let (status, _, body) = post(&server, "/explain", Some("application/json"), pod("predicate-scheduler")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(json(&body)["summary"].as_str().is_some_and(|s| s.contains("nodes are available")), "{body}");
+    let (status, _, body) = post(&server, "/explain", Some("application/json"), pod("default-scheduler")).await;
+    assert_eq!(status, 400, "{body}");
+    let message = json(&body)["Error"].as_str().unwrap_or_default().to_string();
+    assert!(
+        message.starts_with("spec.schedulerName: ")
+            && message.contains("no profile schedules pods of schedulerName \"default-scheduler\"")
+            && message.contains("its profiles: predicate-scheduler"),
+        "{message}"
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn only_on_the_verbs_listener_under_the_url_prefix() {
     let mut c = config(cluster(&explain_fixture("cluster.yaml")));

@@ -71,8 +71,10 @@ async fn a_node_filled_by_pod_level_requests_rejects_the_next_pod_and_scores_as_
         "{explained}"
     );
 
-    // An unpinned pod of 100m: LeastRequested scores the busy node by what is left of it, (7910 -
-    // 7710 - 100) / 7910 of 10, rounded down: 0; the idle one (7910 - 100) / 7910: 9.
+    // An unpinned pod of 100m and 1Gi: LeastRequested averages what is left of cpu and memory,
+    // each scored out of 10 and rounded down. Busy: cpu (7910 - 7710 - 100) / 7910 gives 0; memory
+    // (32Gi - 200Mi, the scoring default for the pod-level pod that asks none, - 1Gi) / 32Gi
+    // gives 9; (0 + 9) / 2 = 4. Idle: cpu 9, memory 9: 9.
     let small = json!({"metadata": {"name": "small", "namespace": "default"},
                        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "1Gi"}}}]}});
     let scores = post(&server, "prioritize", &json!({"Pod": small, "NodeNames": ["busy", "idle"]})).await;

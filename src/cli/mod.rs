@@ -15,7 +15,7 @@ use clap::{Args, Parser, Subcommand};
 use predicate_extender::cluster::source::kube::default_connection;
 use predicate_extender::cluster::source::ClusterSource;
 use predicate_extender::cluster::SchedulerVersion;
-use predicate_extender::explain::kube_scheduler::{ConfigError, Profile};
+use predicate_extender::explain::kube_scheduler::{ConfigError, KubeSchedulerConfig};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,11 +86,8 @@ pub(crate) struct KubeSchedulerArgs {
 
 impl KubeSchedulerArgs {
     /// Its filters in front of the extender.
-    pub(crate) fn profile(&self) -> Result<Profile, ConfigError> {
-        match &self.scheduler_config {
-            Some(path) => Profile::from_config(path, self.kube_scheduler_version),
-            None => Ok(Profile::shipped(self.kube_scheduler_version)),
-        }
+    pub(crate) fn config(&self) -> Result<KubeSchedulerConfig, ConfigError> {
+        KubeSchedulerConfig::load(self.scheduler_config.as_deref())
     }
 }
 

@@ -70,9 +70,10 @@ pub(crate) fn output(args: &WhatifArgs, style: Style) -> Result<String, WhatifEr
         Some(path) => (load("--against", path)?, path.display().to_string()),
         None => (Plan::default_plan(), "default, no Policy".to_string()),
     };
+    // Before the cluster: a bad file fails before a live cluster is listed.
+    let kube_scheduler = args.kube_scheduler.config()?;
     let source = args.cluster.source().map_err(WhatifError::Live)?;
     let snapshot = load_snapshot(&source, args.kube_scheduler.kube_scheduler_version).map_err(WhatifError::from)?;
-    let kube_scheduler = args.kube_scheduler.profile()?;
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| WhatifError::Evaluator(e.to_string()))?;
     let input = Input {
         current: Source { plan: &current, name: current_name },

@@ -28,7 +28,7 @@ impl HostPort {
 /// Ports with no `hostPort` (or 0) are not host ports. The protocol defaults to TCP and the host
 /// IP to 0.0.0.0, as the API server's defaulting does.
 pub fn pod_host_ports(pod: &Pod) -> Vec<HostPort> {
-    let sidecars = pod.spec.init_containers.iter().filter(|c| c.restart_policy.as_deref() == Some("Always"));
+    let sidecars = pod.spec.init_containers.iter().filter(|c| c.is_sidecar());
     pod.spec
         .containers
         .iter()

@@ -281,6 +281,14 @@ pub struct Container {
     pub restart_policy: Option<String>,
 }
 
+impl Container {
+    /// An init container with `restartPolicy: Always`: a sidecar, which runs beside the app
+    /// containers for the pod's life.
+    pub fn is_sidecar(&self) -> bool {
+        self.restart_policy.as_deref() == Some("Always")
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct ResourceRequirements {
@@ -439,7 +447,35 @@ impl Pod {
                 return Some(negative_at(format!("spec.resources.{kind}.{k}"), q));
             }
         }
-        first_negative(&self.spec.overhead).map(|(k, q)| negative_at(format!("spec.overhead.{k}"), q))
+        if let Some((k, q)) = first_negative(&self.spec.overhead) {
+            return Some(negative_at(format!("spec.overhead.{k}"), q));
+        }
+        // What the kubelet reports of a resize counts too (with an infeasible resize, alone).
+        let statuses = [
+            ("containerStatuses", &self.status.container_statuses),
+            ("initContainerStatuses", &self.status.init_container_statuses),
+        ];
+        for (field, list) in statuses {
+            for (i, s) in list.iter().enumerate() {
+                let configured = s.resources.as_ref().and_then(|r| r.requests.as_ref());
+                for (kind, l) in
+                    [("allocatedResources", s.allocated_resources.as_ref()), ("resources.requests", configured)]
+                {
+                    if let Some((k, q)) = l.and_then(first_negative) {
+                        return Some(negative_at(format!("status.{field}[{i}].{kind}.{k}"), q));
+                    }
+                }
+            }
+        }
+        let configured = self.status.resources.as_ref().and_then(|r| r.requests.as_ref());
+        for (kind, l) in
+            [("allocatedResources", self.status.allocated_resources.as_ref()), ("resources.requests", configured)]
+        {
+            if let Some((k, q)) = l.and_then(first_negative) {
+                return Some(negative_at(format!("status.{kind}.{k}"), q));
+            }
+        }
+        None
     }
 
     /// Forgets the container statuses that change nothing in the pod's requests: the kubelet reports
@@ -670,6 +706,16 @@ mod tests {
         let node: Node = serde_json::from_str(r#"{"status":{"allocatable":{"cpu":"-100m"}}}"#).unwrap();
         assert_eq!(node.negative_quantity().map(|(p, _)| p), Some("status.allocatable.cpu".to_string()));
         assert_eq!(Pod::default().negative_quantity(), None);
+        let resized: Pod = serde_json::from_str(
+            r#"{"status":{"containerStatuses":[{"name":"c","allocatedResources":{"cpu":"1"},"resources":{"requests":{"cpu":"-1"}}}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            resized.negative_quantity().map(|(p, _)| p),
+            Some("status.containerStatuses[0].resources.requests.cpu".to_string())
+        );
+        let pod_level: Pod = serde_json::from_str(r#"{"status":{"allocatedResources":{"memory":"-1Gi"}}}"#).unwrap();
+        assert_eq!(pod_level.negative_quantity().map(|(p, _)| p), Some("status.allocatedResources.memory".to_string()));
     }
 
     #[test]

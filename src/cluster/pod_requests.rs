@@ -93,6 +93,7 @@ fn defaults() -> Amounts<'static> {
 }
 
 /// The options of `PodRequests` the three places differ in.
+#[derive(Clone, Copy)]
 struct Options<'d> {
     /// `UseStatusResources` (InPlacePodVerticalScaling, GA since 1.35), with the minor whose rules
     /// read the statuses; `None`: the spec only.
@@ -103,8 +104,22 @@ struct Options<'d> {
     overhead: bool,
 }
 
+/// Whether the kubelet reported anything of the pod's resources. Without it every minor's rules
+/// with the status read give what the spec alone gives (but for an infeasible resize, under which
+/// 1.37 counts nothing but the statuses): most pods, counted the quick way.
+fn reports_resources(pod: &Pod) -> bool {
+    let s = &pod.status;
+    s.resize_infeasible
+        || !s.container_statuses.is_empty()
+        || !s.init_container_statuses.is_empty()
+        || s.allocated_resources.is_some()
+        || s.resources.is_some()
+}
+
 /// `PodRequests`.
 fn pod_requests<'a>(pod: &'a Pod, options: &Options<'_>) -> Amounts<'a> {
+    let status = options.status.filter(|_| reports_resources(pod));
+    let options = &Options { status, ..*options };
     let mut requests = match options.status {
         None => aggregate(pod, &spec_requests, options.non_missing, false),
         Some(SchedulerVersion::V1_35 | SchedulerVersion::V1_36) => per_container_effective(pod, options.non_missing),
@@ -211,10 +226,6 @@ fn status_of<'a>(pod: &'a Pod, name: &str) -> Option<&'a ContainerResourceStatus
     statuses.container_statuses.iter().chain(&statuses.init_container_statuses).find(|s| s.name == name)
 }
 
-fn is_sidecar(c: &Container) -> bool {
-    c.restart_policy.as_deref() == Some("Always")
-}
-
 /// `aggregateContainerResourcesByFn`: the app containers and sidecars add up, and the pod needs at
 /// least the largest one-off init container plus the sidecars started before it.
 fn aggregate<'a>(
@@ -252,7 +263,7 @@ fn combine<'a>(pod: &'a Pod, mut one: impl FnMut(&'a Container, Kind) -> Amounts
     let mut sidecars = Amounts::default();
     let mut init_peak = Amounts::default();
     for c in &pod.spec.init_containers {
-        let sidecar = is_sidecar(c);
+        let sidecar = c.is_sidecar();
         let own = one(c, if sidecar { Kind::Sidecar } else { Kind::OneOffInit });
         if sidecar {
             sum.add(&own);

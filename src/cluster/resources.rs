@@ -67,21 +67,6 @@ impl Resource {
         }
     }
 
-    /// Raises every resource to at least its amount in `other`.
-    pub fn set_max(&mut self, other: &Resource) {
-        self.milli_cpu = self.milli_cpu.max(other.milli_cpu);
-        self.memory = self.memory.max(other.memory);
-        self.ephemeral_storage = self.ephemeral_storage.max(other.ephemeral_storage);
-        self.allowed_pod_number = self.allowed_pod_number.max(other.allowed_pod_number);
-        for (name, amount) in &other.scalar {
-            match self.scalar.binary_search_by(|(n, _)| n.as_str().cmp(name)) {
-                Ok(i) => self.scalar[i].1 = self.scalar[i].1.max(*amount),
-                Err(i) if *amount > 0 => self.scalar.insert(i, (name.clone(), *amount)),
-                Err(_) => {}
-            }
-        }
-    }
-
     /// True when nothing at all is requested.
     pub fn is_zero(&self) -> bool {
         self.milli_cpu == 0

@@ -76,6 +76,21 @@ pub fn filter(
     cancel: &CancelFlag,
     timed: impl Into<Timed>,
 ) -> Result<Filtered, EvaluationError> {
+    let filtered = filter_unobserved(evaluator, plan, prepared, candidates, cancel, timed)?;
+    plan.observe(&filtered.report);
+    Ok(filtered)
+}
+
+/// [`filter`] without teaching the plan's dynamic order anything: what `explain` and `whatif` ask
+/// the extender, which must not change the order the served `/filter` runs in.
+pub fn filter_unobserved(
+    evaluator: &Evaluator,
+    plan: &Plan,
+    prepared: &Prepared,
+    candidates: &[Candidate],
+    cancel: &CancelFlag,
+    timed: impl Into<Timed>,
+) -> Result<Filtered, EvaluationError> {
     let timed = timed.into();
     let runs = evaluator.map_indexed(candidates, cancel, |i, candidate| match candidate {
         Candidate::Unknown(_) => Ok(None),
@@ -93,7 +108,6 @@ pub fn filter(
         report.timings.extend(run.timings);
         verdicts.push(Verdict::of(run.reasons));
     }
-    plan.observe(&report);
     Ok(Filtered { verdicts, report })
 }
 

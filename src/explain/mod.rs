@@ -33,7 +33,7 @@ use crate::cluster::source::ClusterSource;
 use crate::cluster::SchedulerVersion;
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::{CancelFlag, Evaluator};
-use crate::explain::kube_scheduler::Profile;
+use crate::explain::kube_scheduler::KubeSchedulerConfig;
 use crate::policy::{Overrides, Plan};
 
 /// Why `explain` could not run. Each message names the flag or file at fault.
@@ -99,6 +99,8 @@ pub struct ExplainRequest {
 /// Loads the pod, the cluster and the plan, and explains the pod on every node.
 pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
     let pod = source::load_pod(&request.pod_file)?;
+    // Before the cluster: a bad file fails before a live cluster is listed.
+    let kube_scheduler = KubeSchedulerConfig::load(request.scheduler_config.as_deref())?;
     let mut snapshot = source::load_snapshot(&request.source, request.scheduler_version)?;
     // The pod is explained as if pending: a copy of it in the cluster (kubectl output of a pod
     // that already runs) must not hold its own resources.
@@ -108,10 +110,6 @@ pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
         None => Plan::default_plan(),
     };
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| ExplainError::Evaluator(e.to_string()))?;
-    let kube_scheduler = match &request.scheduler_config {
-        Some(path) => Profile::from_config(path, request.scheduler_version)?,
-        None => Profile::shipped(request.scheduler_version),
-    };
     let against = report::Against { plan: &plan, snapshot: &snapshot, kube_scheduler: &kube_scheduler };
     report::build(against, pod, &request.nodes, &evaluator, &CancelFlag::new())
 }

@@ -14,7 +14,7 @@ use crate::engine::prioritize::{breakdown, combine};
 use crate::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
 use crate::explain::failures::{group, FailureGroup};
 use crate::explain::hints::{hints, Hint};
-use crate::explain::kube_scheduler::{self, KubeSchedulerView, Profile};
+use crate::explain::kube_scheduler::{self, KubeSchedulerConfig, KubeSchedulerView};
 use crate::explain::node_facts::NodeFacts;
 use crate::explain::ExplainError;
 use crate::framework::{Candidate, ClusterView, MissingState, PodContext, Reason};
@@ -189,17 +189,14 @@ pub fn explain_node(
 pub struct Against<'a> {
     pub plan: &'a Plan,
     pub snapshot: &'a Snapshot,
-    pub kube_scheduler: &'a Profile,
+    pub kube_scheduler: &'a KubeSchedulerConfig,
 }
 
 impl<'a> Against<'a> {
-    /// Against the shipped configuration of the snapshot's kube-scheduler (tests and tools).
+    /// Against the shipped configuration (tests and tools).
     pub fn shipped(plan: &'a Plan, snapshot: &'a Snapshot) -> Against<'a> {
-        static SHIPPED: std::sync::LazyLock<[Profile; 3]> =
-            std::sync::LazyLock::new(|| crate::cluster::SchedulerVersion::ALL.map(Profile::shipped));
-        let version = snapshot.scheduler_version();
-        let at = crate::cluster::SchedulerVersion::ALL.iter().position(|v| *v == version).unwrap_or_default();
-        Against { plan, snapshot, kube_scheduler: &SHIPPED[at] }
+        static SHIPPED: KubeSchedulerConfig = KubeSchedulerConfig::shipped();
+        Against { plan, snapshot, kube_scheduler: &SHIPPED }
     }
 }
 
@@ -214,11 +211,11 @@ pub fn build(
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<Report, ExplainError> {
-    let Against { plan, snapshot, kube_scheduler: profile } = against;
-    let kube_scheduler = kube_scheduler::evaluate(profile, plan, &pod, snapshot, evaluator, cancel)?;
+    let Against { plan, snapshot, kube_scheduler: config } = against;
     if let Some(unknown) = detail.iter().find(|n| !snapshot.has_node(n)) {
         return Err(ExplainError::UnknownNode(unknown.clone()));
     }
+    let kube_scheduler = kube_scheduler::evaluate(config.profile_for(&pod)?, plan, &pod, snapshot, evaluator, cancel)?;
     let filter_order = (plan.ordering.mode() == OrderingMode::Dynamic)
         .then(|| plan.ordered_predicate_names().into_iter().map(str::to_string).collect());
     let plan = Plan { always_check_all: true, ..plan.clone() };

@@ -20,6 +20,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::cluster::source::parse_objects;
 use crate::engine::{CancelFlag, Cancelled, Evaluator};
+use crate::explain::kube_scheduler::ConfigError;
 use crate::explain::report::{build, Against};
 use crate::explain::source::single_pod;
 use crate::explain::table::Style;
@@ -216,6 +217,10 @@ fn explain_on_pool(work: &Work, ev: &Evaluator) -> Result<FormattedAnswer, Cance
         Ok(r) => r,
         Err(ExplainError::Cancelled(c)) => return Err(c),
         Err(ExplainError::UnknownNode(node)) => return bad(format!("node={node}: the cluster has no such node")),
+        // The pod's, not the server's: kube-scheduler would not schedule it either.
+        Err(ExplainError::SchedulerConfig(e @ ConfigError::NoProfile { .. })) => {
+            return bad(format!("spec.schedulerName: {e}"))
+        }
         Err(e) => return Ok(FormattedAnswer::error(Verb::Explain, format, &VerbError::Explain(Box::new(e)))),
     };
     let body = match format {

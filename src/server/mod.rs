@@ -38,7 +38,7 @@ use crate::cluster::{ClusterStore, SchedulerVersion, Snapshot};
 use crate::engine::evaluator::default_parallelism;
 use crate::engine::observe::Sampler;
 use crate::engine::{Evaluator, OrderingMode, Plan};
-use crate::explain::kube_scheduler::{ConfigError, Profile};
+use crate::explain::kube_scheduler::{ConfigError, KubeSchedulerConfig};
 use crate::metrics::Metrics;
 use crate::server::large_bodies::LargeBodies;
 // `ServeConfig::cluster`'s type (defined with the sources), named beside the config.
@@ -163,7 +163,7 @@ pub struct AppState {
     pub whatif: whatif_handler::WhatifGate,
     /// kube-scheduler's filters in front of the extender, for what `/explain`, `/whatif` and the
     /// pages say kube-scheduler reports.
-    pub kube_scheduler: Profile,
+    pub kube_scheduler: KubeSchedulerConfig,
 }
 
 impl AppState {
@@ -172,7 +172,7 @@ impl AppState {
     /// without the listeners (the fuzz targets, tools).
     pub fn fixed(snapshot: Snapshot, plan: Plan, evaluator: Evaluator) -> AppState {
         let defaults = ServeConfig::new(ClusterSource::Demo);
-        let kube_scheduler = Profile::shipped(snapshot.scheduler_version());
+        let kube_scheduler = KubeSchedulerConfig::shipped();
         let store = Arc::new(ClusterStore::new(snapshot));
         let metrics = Arc::new(Metrics::new(&plan, Arc::clone(&store), None));
         AppState {
@@ -326,10 +326,7 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
 /// Loads the cluster and the policy, binds both listeners and starts serving.
 pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
-    let kube_scheduler = match &config.scheduler_config {
-        Some(path) => Profile::from_config(path, config.scheduler_version)?,
-        None => Profile::shipped(config.scheduler_version),
-    };
+    let kube_scheduler = KubeSchedulerConfig::load(config.scheduler_config.as_deref())?;
     // An invalid Policy file at startup is an error; later, a change that does not load is not.
     let overrides = crate::policy::Overrides { ordering: config.predicate_ordering };
     let in_memory = |plan: Plan| match overrides.ordering {

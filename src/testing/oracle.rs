@@ -286,11 +286,9 @@ fn kube_scheduler_view(
     pod: &Pod,
     names: &[String],
     evaluator: &Evaluator,
-    version: SchedulerVersion,
 ) -> Result<BTreeMap<String, FilterStatus>, String> {
-    let profile = crate::explain::kube_scheduler::Profile::shipped(version);
     let view = crate::explain::kube_scheduler::evaluate(
-        &profile,
+        &crate::explain::kube_scheduler::Profile::DEFAULT,
         &Plan::default(),
         pod,
         snapshot,
@@ -352,7 +350,7 @@ pub fn extender_verdicts(
     }
     requests.insert(String::new(), PodResources::of(&requests_to_place(&pod), requests_to_score(&pod, version)));
     let names = case.node_names();
-    let kube_scheduler = kube_scheduler_view(&snapshot, &pod, &names, evaluator, version)?;
+    let kube_scheduler = kube_scheduler_view(&snapshot, &pod, &names, evaluator)?;
     let candidates: Vec<Candidate> = names.iter().map(|n| Candidate::by_name(&snapshot, n.clone())).collect();
     let prepared = Prepared::new(plan, pod, &ClusterView::of(&snapshot));
     let filtered =

@@ -20,7 +20,7 @@ pub mod tally;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::explain::kube_scheduler::Profile;
+use crate::explain::kube_scheduler::KubeSchedulerConfig;
 
 pub use report::Report;
 
@@ -69,6 +69,7 @@ impl From<ExplainError> for WhatifError {
             ExplainError::MissingState(m) => WhatifError::MissingState(m),
             ExplainError::Cluster(c) => WhatifError::Cluster(c),
             ExplainError::Evaluator(e) => WhatifError::Evaluator(e),
+            ExplainError::SchedulerConfig(c) => WhatifError::SchedulerConfig(c),
             // `build` is called without `--node` and on a loaded pod: nothing else can come back.
             other => WhatifError::Live(other.to_string()),
         }
@@ -91,7 +92,7 @@ pub struct Input<'a> {
     /// Running pods scored under both plans for the ranking.
     pub sample: usize,
     /// kube-scheduler's filters in front of the extender, for each pod's summary line.
-    pub kube_scheduler: &'a Profile,
+    pub kube_scheduler: &'a KubeSchedulerConfig,
 }
 
 /// The scheduler's pending and running pods (on any node name), by namespace and name.

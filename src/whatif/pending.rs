@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::cluster::{PodInfo, Snapshot};
 use crate::engine::{CancelFlag, Evaluator, Plan};
-use crate::explain::kube_scheduler::Profile;
+use crate::explain::kube_scheduler::KubeSchedulerConfig;
 use crate::explain::report::{build, Against};
 use crate::explain::Report as Explained;
 use crate::whatif::report::{Pending, PendingPod, Placement, PodGroup};
@@ -25,7 +25,7 @@ pub fn evaluate(
     plans: &[&Plan; 2],
     pods: &[Arc<PodInfo>],
     snapshot: &Snapshot,
-    kube_scheduler: &Profile,
+    kube_scheduler: &KubeSchedulerConfig,
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<Outcome, WhatifError> {
@@ -83,7 +83,9 @@ pub fn evaluate(
 struct Groups(BTreeMap<(String, String), Vec<String>>);
 
 impl Groups {
-    /// `pod` fits `fits`'s best (or first feasible) node; `rejects` says why not there.
+    /// `pod` fits `fits`'s best (or first feasible) node; `rejects` says why not there. The
+    /// node cannot be one a PreFilterResult leaves out under `rejects`: PreFilter reads the pod
+    /// and kube-scheduler's plugins only, the same under both plans, and `fits` found it feasible.
     fn add(&mut self, fits: &Explained, rejects: &Explained, pod: &str) {
         let Some(node) = best(fits).or_else(|| fits.feasible.first().cloned()) else { return };
         let reason = rejects

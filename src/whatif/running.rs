@@ -11,7 +11,7 @@ use crate::cluster::{NodeInfo, PodInfo, Snapshot};
 use crate::engine::fits::fits_on_node;
 use crate::engine::{CancelFlag, Evaluator, Plan, Prepared};
 use crate::explain::failures::deciding_pass;
-use crate::explain::kube_scheduler::Profile;
+use crate::explain::kube_scheduler::KubeSchedulerConfig;
 use crate::explain::report::{build, explain_node, Against, NodeReport};
 use crate::framework::{ClusterView, MissingState};
 use crate::whatif::pending::rank_move;
@@ -127,7 +127,7 @@ pub fn ranking_sample(
     pods: &[Arc<PodInfo>],
     sample: usize,
     snapshot: &Snapshot,
-    kube_scheduler: &Profile,
+    kube_scheduler: &KubeSchedulerConfig,
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<Vec<RankMove>, WhatifError> {
@@ -203,7 +203,7 @@ mod tests {
             snapshot: &snapshot,
             scheduler: DEFAULT_SCHEDULER,
             sample: 0,
-            kube_scheduler: &Profile::shipped(snapshot.scheduler_version()),
+            kube_scheduler: &KubeSchedulerConfig::shipped(),
         };
         evaluate(&input, &Evaluator::new(2).unwrap(), &CancelFlag::new()).unwrap().running
     }

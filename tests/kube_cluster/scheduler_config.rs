@@ -46,6 +46,14 @@ pub fn with_policy_only_plugins(mut config: Value) -> Value {
     config
 }
 
+/// `config` with kube-scheduler's NodeResourcesFit off at PreFilter and Filter: only the
+/// extender's PodFitsResources guards a node's capacity.
+pub fn without_node_resources_fit(mut config: Value) -> Value {
+    let off = json!({"disabled": [{"name": "NodeResourcesFit"}]});
+    config["profiles"][0]["plugins"] = json!({"preFilter": off, "filter": off});
+    config
+}
+
 /// `config` without the extender's `bindVerb`: kube-scheduler binds every pod itself (its
 /// DefaultBinder), and the extender learns of each binding from its watch of the pods.
 pub fn with_kube_scheduler_binding(mut config: Value) -> Value {

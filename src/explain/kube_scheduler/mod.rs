@@ -31,11 +31,15 @@ use serde::Serialize;
 use crate::cluster::objects::Pod;
 use crate::cluster::Snapshot;
 use crate::engine::fits::{double_pass, run_predicates_observed};
-use crate::engine::{filter, CancelFlag, EvaluationError, Evaluator, Plan, Prepared, Verdict};
+use crate::engine::{filter_unobserved, CancelFlag, EvaluationError, Evaluator, Plan, Prepared, Verdict};
 use crate::framework::{AnyPredicate, Candidate, ClusterView, MissingState, Reason};
 
-pub use profile::{ConfigError, Plugin, Profile};
+pub use profile::{ConfigError, KubeSchedulerConfig, Plugin, Profile};
 use stand_ins::{prefilter_failure, prefilter_nodes, StandIn};
+
+/// kube-scheduler's whole message when the cluster has no node (`ErrNoNodesAvailable`,
+/// `pkg/scheduler/scheduler.go`, returned by `schedulePod` in `schedule_one.go`).
+pub const NO_NODES: &str = "no nodes available to schedule pods";
 
 /// Who rejected a node in kube-scheduler's view, and the reasons it counts.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -72,8 +76,9 @@ pub fn extender_reason(reasons: &[Reason]) -> String {
     crate::framework::reason::joined(reasons).into_owned()
 }
 
-/// kube-scheduler's view of `pod` on `snapshot`, with its plugins as `profile` runs them and the
-/// extender as `extender` (the Policy in force) answers.
+/// kube-scheduler's view of `pod` on `snapshot`, with its plugins as `profile` runs them, in the
+/// order of the minor the snapshot is counted for, and the extender as `extender` (the Policy in
+/// force) answers.
 pub fn evaluate(
     profile: &Profile,
     extender: &Plan,
@@ -82,24 +87,30 @@ pub fn evaluate(
     evaluator: &Evaluator,
     cancel: &CancelFlag,
 ) -> Result<KubeSchedulerView, EvaluationError> {
-    let plugins = profile.filters();
+    let version = snapshot.scheduler_version();
+    let plugins = profile.filters(version);
     let stand_ins: Vec<Arc<dyn AnyPredicate>> =
         plugins.iter().filter_map(|p| StandIn::new(*p)).map(|s| Arc::new(s) as Arc<dyn AnyPredicate>).collect();
     let plan = Plan::of_predicates(stand_ins);
     let view = ClusterView::of(snapshot);
     let prepared = Prepared::new(&plan, pod.clone(), &view);
     let all = snapshot.node_count();
+    if all == 0 {
+        // `schedulePod` gives up before any plugin runs (`ErrNoNodesAvailable`).
+        let summary = NO_NODES.to_string();
+        return Ok(KubeSchedulerView { summary, prefilter: None, rejected: Vec::new(), feasible: Vec::new() });
+    }
 
     // PreFilter, in the profile's order: a rejection ends the cycle; a PreFilterResult narrows
     // the nodes (`RunPreFilterPlugins`).
     let mut narrowed: Option<(Vec<String>, Vec<&'static str>)> = None;
-    for plugin in &plugins {
+    for plugin in &profile.pre_filters(version) {
         let rejection =
             |message: String| NodeStatus { node: String::new(), by: plugin.name().to_string(), reasons: vec![message] };
         if let Some(message) = prefilter_failure(*plugin, &prepared.pod, &view) {
             return Ok(prefilter_rejected(rejection(message), all));
         }
-        let Some(names) = prefilter_nodes(*plugin, &prepared.pod, profile.version) else { continue };
+        let Some(names) = prefilter_nodes(*plugin, &prepared.pod, version) else { continue };
         if names.is_empty() {
             return Ok(prefilter_rejected(rejection("pod affinity terms conflict".to_string()), all));
         }
@@ -146,7 +157,7 @@ pub fn evaluate(
     let mut feasible = Vec::new();
     if !passed.is_empty() {
         let asked = Prepared::new(extender, pod.clone(), &view);
-        let filtered = filter(evaluator, extender, &asked, &passed, cancel, false)?;
+        let filtered = filter_unobserved(evaluator, extender, &asked, &passed, cancel, false)?;
         for (candidate, verdict) in passed.iter().zip(filtered.verdicts) {
             match verdict {
                 Verdict::Fails(reasons) => rejected.push(NodeStatus {
@@ -154,7 +165,9 @@ pub fn evaluate(
                     by: "Extender".to_string(),
                     reasons: vec![extender_reason(&reasons)],
                 }),
-                _ => feasible.push(candidate.name().to_string()),
+                Verdict::Fits => feasible.push(candidate.name().to_string()),
+                // `passed` holds nodes the model knows only.
+                Verdict::Unknown => {}
             }
         }
     }
@@ -211,5 +224,108 @@ fn summary_line(feasible: usize, all: usize, rejected: &[NodeStatus], absent: Op
         format!("{head}.")
     } else {
         format!("{head}: {}.", histogram.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::cluster::SchedulerVersion;
+    use crate::testing::{field_term, requirement, NodeBuilder, PodBuilder};
+
+    fn status(node: &str, reason: &str) -> NodeStatus {
+        NodeStatus { node: node.to_string(), by: "P".to_string(), reasons: vec![reason.to_string()] }
+    }
+
+    /// `FitError.Error()` sorts the `"<count> <reason>"` strings (`pkg/scheduler/framework/types.go`),
+    /// so a count of 10 comes before a count of 2.
+    #[test]
+    fn the_histogram_is_sorted_as_strings() {
+        let mut rejected: Vec<NodeStatus> = (0..10).map(|i| status(&format!("z{i}"), "z")).collect();
+        rejected.extend([status("a0", "a"), status("a1", "a")]);
+        assert_eq!(summary_line(0, 12, &rejected, None), "0/12 nodes are available: 10 z, 2 a.");
+        let absent = ("node(s) didn't satisfy plugin(s) [NodeName]".to_string(), 3);
+        assert_eq!(
+            summary_line(0, 5, &rejected[..2], Some(&absent)),
+            "0/5 nodes are available: 2 z, 3 node(s) didn't satisfy plugin(s) [NodeName]."
+        );
+        assert_eq!(summary_line(3, 3, &[], None), "3/3 nodes are available.");
+        assert_eq!(summary_line(2, 3, &[], Some(&("left out".to_string(), 0))), "2/3 nodes are available.");
+    }
+
+    fn view(version: SchedulerVersion, pod: Pod, nodes: Vec<crate::cluster::objects::Node>) -> KubeSchedulerView {
+        let snapshot = Snapshot::build_for(version, nodes, []);
+        let evaluator = Evaluator::new(2).unwrap();
+        evaluate(&Profile::DEFAULT, &Plan::default(), &pod, &snapshot, &evaluator, &CancelFlag::new()).unwrap()
+    }
+
+    fn three_nodes() -> Vec<crate::cluster::objects::Node> {
+        vec![
+            NodeBuilder::new("n1").build(),
+            NodeBuilder::new("n2").unschedulable().build(),
+            NodeBuilder::new("n3").build(),
+        ]
+    }
+
+    #[test]
+    fn an_empty_cluster_has_no_nodes_available() {
+        let view = view(SchedulerVersion::V1_37, PodBuilder::new("p").build(), Vec::new());
+        assert_eq!(view.summary, "no nodes available to schedule pods");
+        assert!(view.rejected.is_empty() && view.feasible.is_empty() && view.prefilter.is_none());
+    }
+
+    /// NodeName's PreFilter (1.37, `nodename/node_name.go`) leaves the other nodes out, counted
+    /// under `SetAbsentNodesStatus`'s reason; before it, its Filter rejects them one by one.
+    #[test]
+    fn a_pod_with_a_node_name_narrows_the_nodes_from_1_37() {
+        let pod = PodBuilder::new("p").node("n2").build();
+        let newest = view(SchedulerVersion::V1_37, pod.clone(), three_nodes());
+        assert_eq!(
+            newest.summary,
+            "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't satisfy plugin(s) [NodeName]."
+        );
+        assert_eq!(newest.rejected.iter().map(|s| s.node.as_str()).collect::<Vec<_>>(), ["n2"]);
+        let older = view(SchedulerVersion::V1_36, pod, three_nodes());
+        assert_eq!(
+            older.summary,
+            "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match the requested node name."
+        );
+        assert_eq!(older.rejected.len(), 3);
+    }
+
+    /// NodeAffinity's PreFilter narrows to the `metadata.name` fields on every minor
+    /// (`nodeaffinity/node_affinity.go`).
+    #[test]
+    fn match_fields_on_the_name_narrow_the_nodes() {
+        let pod =
+            PodBuilder::new("p").node_affinity_term(field_term(vec![requirement("metadata.name", "In", &["n1"])]));
+        for version in SchedulerVersion::ALL {
+            let view = view(version, pod.clone().build(), three_nodes());
+            assert_eq!(view.summary, "1/3 nodes are available: 2 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+            assert_eq!(view.feasible, ["n1"]);
+        }
+    }
+
+    /// Two PreFilterResults with nothing in common end the cycle with the framework's own status
+    /// (`RunPreFilterPlugins`, `pkg/scheduler/framework/runtime/framework.go`); a term whose name
+    /// requirements conflict is NodeAffinity's own rejection (`errReasonConflict`).
+    #[test]
+    fn prefilter_results_that_conflict_reject_the_pod() {
+        let elsewhere = field_term(vec![requirement("metadata.name", "In", &["n3"])]);
+        let pod = PodBuilder::new("p").node("n1").node_affinity_term(elsewhere).build();
+        let view37 = view(SchedulerVersion::V1_37, pod, three_nodes());
+        assert_eq!(
+            view37.summary,
+            "0/3 nodes are available: node(s) didn't satisfy plugin(s) [NodeAffinity NodeName] simultaneously."
+        );
+        assert_eq!(view37.prefilter.as_ref().map(|s| s.by.as_str()), Some(""));
+
+        let conflict =
+            field_term(vec![requirement("metadata.name", "In", &["n1"]), requirement("metadata.name", "In", &["n3"])]);
+        let pod = PodBuilder::new("p").node_affinity_term(conflict).build();
+        let view = view(SchedulerVersion::V1_36, pod, three_nodes());
+        assert_eq!(view.summary, "0/3 nodes are available: pod affinity terms conflict.");
+        assert_eq!(view.prefilter.map(|s| s.by), Some("NodeAffinity".to_string()));
     }
 }
