@@ -98,6 +98,8 @@ fn main() {
             if let Some(first) = d.first() {
                 let key = format!("{}: {:?} vs {:?}", first.what, first.extender.reasons, first.oracle.reasons);
                 *kinds.entry(key.clone()).or_default() += 1;
+                // At once: a long run shows its disagreeing seeds while it goes on.
+                eprintln!("seed {} disagrees: {key}", case.seed);
                 if failed.len() < show {
                     failed.push((case, key));
                 }

@@ -48,7 +48,8 @@ impl Storage<'_> {
 
     /// A PersistentVolume of `class`, bound to `claim` (namespace, name) when given.
     fn volume(&mut self, class: &str, claim: Option<(&str, &str)>) -> String {
-        let name = format!("pv{}", self.volumes);
+        let ordinal = self.volumes;
+        let name = format!("pv{ordinal}");
         self.volumes += 1;
         let rng = &mut self.rng;
         let mut labels = serde_json::Map::new();
@@ -59,8 +60,11 @@ impl Storage<'_> {
         if rng.percent(5) {
             labels.insert(REGION.into(), json!("r0"));
         }
+        // About 1Gi or 2Gi, never two of one size: of PVs of one size, kube-scheduler takes the
+        // first its cache lists, in Go map order (docs/semantics.md, "PVs of one size").
+        let gib: i64 = if *rng.pick(&["1Gi", "2Gi"]) == "1Gi" { 1 } else { 2 };
         let mut spec = json!({
-            "capacity": {"storage": rng.pick(&["1Gi", "2Gi"])},
+            "capacity": {"storage": format!("{}Mi", gib * 1024 + ordinal as i64)},
             "accessModes": ["ReadWriteOnce"],
             "persistentVolumeReclaimPolicy": "Delete",
             "csi": {"driver": DRIVER, "volumeHandle": format!("h-{name}")},
