@@ -97,6 +97,20 @@ async fn pod_level_and_resized_pods_fill_their_nodes_for_the_extender_and_kube_s
     assert_eq!(line, "0/2 nodes are available: 2 Insufficient cpu.", "Kubernetes {minor}");
 }
 
+/// Nodes `pod-level` and `resized` of 4 cpu, 2 taken on each (by a pod-level pod, and by a pod
+/// resized down from 2 cpu to 500m, not done yet): room for two 1-cpu pods per node, four in all.
+/// Returns once the extender's model counts both.
+async fn two_nodes_half_taken(cluster: &Cluster) {
+    let c = &cluster.client;
+    create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
+    create(c, node("pod-level", "zone-a", "4", "16Gi")).await;
+    create(c, node("resized", "zone-a", "4", "16Gi")).await;
+    create(c, pod_level("big", "pod-level", "2")).await;
+    create(c, placed("shrinking", "resized", "500m")).await;
+    resizing_down_from(cluster, "shrinking", "2").await;
+    extender_rejects(cluster, &pod(NS, "probe", "2500m"), &["pod-level", "resized"]).await;
+}
+
 kube_cluster::binaries::on_each_minor!(under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double_booked);
 
 /// A batch of 1-cpu pods onto the two nodes, partly filled by a pod-level pod and a pod being
@@ -107,15 +121,8 @@ kube_cluster::binaries::on_each_minor!(under_the_policy_only_profile_pod_level_a
 async fn under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double_booked(minor: &str) {
     let options = Options { scheduler_config: Some(scheduler_config::with_policy_only_plugins), ..Options::default() };
     let Some(cluster) = Cluster::start_on(minor, "pod-requests-policy-only", options).await else { return };
+    two_nodes_half_taken(&cluster).await;
     let c = &cluster.client;
-    create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
-    create(c, node("pod-level", "zone-a", "4", "16Gi")).await;
-    create(c, node("resized", "zone-a", "4", "16Gi")).await;
-    // 2 cpu taken on each: room for two 1-cpu pods per node, four in all.
-    create(c, pod_level("big", "pod-level", "2")).await;
-    create(c, placed("shrinking", "resized", "500m")).await;
-    resizing_down_from(&cluster, "shrinking", "2").await;
-    extender_rejects(&cluster, &pod(NS, "probe", "2500m"), &["pod-level", "resized"]).await;
 
     let names: Vec<String> = (0..6).map(|i| format!("batch-{i}")).collect();
     for name in &names {
@@ -177,15 +184,8 @@ async fn with_node_resources_fit_off_the_extender_alone_counts_pod_level_and_res
     let options =
         Options { scheduler_config: Some(scheduler_config::without_node_resources_fit), ..Options::default() };
     let Some(cluster) = Cluster::start_on(minor, "pod-requests-extender-only", options).await else { return };
+    two_nodes_half_taken(&cluster).await;
     let c = &cluster.client;
-    create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
-    create(c, node("pod-level", "zone-a", "4", "16Gi")).await;
-    create(c, node("resized", "zone-a", "4", "16Gi")).await;
-    // 2 cpu taken on each, as above: room for two 1-cpu pods per node.
-    create(c, pod_level("big", "pod-level", "2")).await;
-    create(c, placed("shrinking", "resized", "500m")).await;
-    resizing_down_from(&cluster, "shrinking", "2").await;
-    extender_rejects(&cluster, &pod(NS, "probe", "2500m"), &["pod-level", "resized"]).await;
 
     let pods: Api<Pod> = Api::namespaced(c.clone(), NS);
     let mut bound = Vec::new();

@@ -420,6 +420,20 @@ fn negative_at(path: String, q: &Quantity) -> (String, String) {
     (path, format!("must be greater than or equal to 0 (found {q})"))
 }
 
+/// The first negative quantity of what the kubelet reports at `at()` (a container's status or the
+/// pod's; the path made only for a negative one): its allocated resources, then its configured
+/// requests.
+fn negative_in_status(
+    at: impl Fn() -> String,
+    allocated: &Option<ResourceList>,
+    configured: &Option<StatusResources>,
+) -> Option<(String, String)> {
+    let configured = configured.as_ref().and_then(|r| r.requests.as_ref());
+    [("allocatedResources", allocated.as_ref()), ("resources.requests", configured)].into_iter().find_map(
+        |(kind, list)| list.and_then(first_negative).map(|(k, q)| negative_at(format!("{}.{kind}.{k}", at()), q)),
+    )
+}
+
 impl Node {
     /// The API server never stores a negative allocatable; one here is a broken input:
     /// `(path, message)` of the first.
@@ -457,25 +471,14 @@ impl Pod {
         ];
         for (field, list) in statuses {
             for (i, s) in list.iter().enumerate() {
-                let configured = s.resources.as_ref().and_then(|r| r.requests.as_ref());
-                for (kind, l) in
-                    [("allocatedResources", s.allocated_resources.as_ref()), ("resources.requests", configured)]
-                {
-                    if let Some((k, q)) = l.and_then(first_negative) {
-                        return Some(negative_at(format!("status.{field}[{i}].{kind}.{k}"), q));
-                    }
+                let at = || format!("status.{field}[{i}]");
+                let found = negative_in_status(at, &s.allocated_resources, &s.resources);
+                if found.is_some() {
+                    return found;
                 }
             }
         }
-        let configured = self.status.resources.as_ref().and_then(|r| r.requests.as_ref());
-        for (kind, l) in
-            [("allocatedResources", self.status.allocated_resources.as_ref()), ("resources.requests", configured)]
-        {
-            if let Some((k, q)) = l.and_then(first_negative) {
-                return Some(negative_at(format!("status.{kind}.{k}"), q));
-            }
-        }
-        None
+        negative_in_status(|| "status".to_string(), &self.status.allocated_resources, &self.status.resources)
     }
 
     /// Forgets the container statuses that change nothing in the pod's requests: the kubelet reports

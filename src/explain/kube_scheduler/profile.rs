@@ -105,6 +105,21 @@ struct Point {
 impl Point {
     const ALL_ON: Point = Point { all_off: false, off: BTreeSet::new(), on: BTreeSet::new() };
 
+    /// Turns `name` (one of the plugins played, `plugin`; `*`; or another default plugin, which
+    /// changes nothing here) on or off.
+    fn set(&mut self, name: &str, plugin: Option<Plugin>, on: bool) {
+        match (plugin, on) {
+            (_, false) if name == "*" => self.all_off = true,
+            (Some(plugin), false) => {
+                self.off.insert(plugin);
+            }
+            (Some(plugin), true) => {
+                self.on.insert(plugin);
+            }
+            (None, _) => {}
+        }
+    }
+
     fn runs(&self, plugin: Plugin) -> bool {
         self.on.contains(&plugin) || !(self.all_off || self.off.contains(&plugin))
     }
@@ -191,27 +206,18 @@ impl KubeSchedulerConfig {
                         let Some(name) = entry["name"].as_str() else {
                             return Err(parse(format!("{}: missing", at())));
                         };
-                        let change = |p: &mut Point| match (Plugin::named(name), on) {
-                            (_, false) if name == "*" => p.all_off = true,
-                            (Some(plugin), false) => {
-                                p.off.insert(plugin);
-                            }
-                            (Some(plugin), true) => {
-                                p.on.insert(plugin);
-                            }
-                            (None, _) => {}
-                        };
-                        if on && Plugin::named(name).is_none() && !PASSING_DEFAULTS.contains(&name) {
+                        let plugin = Plugin::named(name);
+                        if on && plugin.is_none() && !PASSING_DEFAULTS.contains(&name) {
                             return Err(parse(format!(
                                 "{}: {name:?} is not one of kube-scheduler's default plugins, which explain plays",
                                 at()
                             )));
                         }
                         if targets[0] {
-                            change(&mut profile.pre_filter);
+                            profile.pre_filter.set(name, plugin, on);
                         }
                         if targets[1] {
-                            change(&mut profile.filter);
+                            profile.filter.set(name, plugin, on);
                         }
                     }
                 }
