@@ -26,12 +26,14 @@ if [[ -z ${BIN:-} ]]; then # BIN=path uses that binary as it is
   cargo build --release --locked --bin predicate-extender
   BIN=target/release/predicate-extender
 fi
+GEN=target/release/gen-cluster
+[[ -x $GEN ]] || cargo build --release --locked --bin gen-cluster
 
 DIR=target/load/$NODES-nodes
 mkdir -p "$DIR"
 SHAPE=(--nodes "$NODES" --pods-per-node 20 --zones 3 --seed 1)
-[[ -s $DIR/cluster.json ]] || "$BIN" gen-cluster "${SHAPE[@]}" --out "$DIR/cluster.json"
-[[ -s $DIR/nodes.json ]] || "$BIN" gen-cluster "${SHAPE[@]}" --extender-args nodes --out "$DIR/nodes.json"
+[[ -s $DIR/cluster.json ]] || "$GEN" "${SHAPE[@]}" --out "$DIR/cluster.json"
+[[ -s $DIR/nodes.json ]] || "$GEN" "${SHAPE[@]}" --extender-args nodes --out "$DIR/nodes.json"
 LOG=$(mktemp)
 SERVER=
 trap '[[ -n $SERVER ]] && kill "$SERVER" 2>/dev/null; rm -f "$LOG"' EXIT

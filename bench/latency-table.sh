@@ -14,7 +14,7 @@
 #   prioritize NodeNames xN   every node by name
 # One server per size, started on its snapshot and stopped after (bench/load.sh does the work;
 # BIN and SERVE_ARGS are passed on; --max-body-bytes is raised to fit the size's Nodes body).
-# Prints a Markdown table; latencies in milliseconds.
+# Prints a Markdown table, latencies in ms (the latest: docs/performance.md, "Serial latency").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -15,7 +15,8 @@
 # --cases runs only some of the four cases: names (/filter, every node as NodeNames), sample
 # (/filter, K NodeNames), nodes (/filter, every node as Nodes), prioritize (/prioritize, every node).
 # The same settings come from the environment: NODES, PODS_PER_NODE, DURATION, CONCURRENCY, SAMPLE,
-# CASES, PORT; and BIN=path runs that binary instead of building target/release/predicate-extender;
+# CASES, PORT; and BIN=path runs that binary instead of building target/release/predicate-extender
+# (GEN=path the same for target/release/gen-cluster);
 # SERVE_ARGS adds flags to `serve` (e.g. SERVE_ARGS="--parallelism 2" or "--predicate-ordering
 # dynamic"); GEN_ARGS adds flags to every `gen-cluster` call (e.g. GEN_ARGS="--tainted-percent 80"),
 # into a directory of its own.
@@ -64,6 +65,10 @@ if [[ -z ${BIN:-} ]]; then # BIN=path uses that binary as it is
   cargo build --release --locked --bin predicate-extender
   BIN=target/release/predicate-extender
 fi
+if [[ -z ${GEN:-} ]]; then # GEN=path uses that gen-cluster as it is
+  cargo build --release --locked --bin gen-cluster
+  GEN=target/release/gen-cluster
+fi
 
 DIR=target/load/$NODES-nodes
 if [[ $PODS_PER_NODE != 20 ]]; then DIR=$DIR-${PODS_PER_NODE}ppn; fi
@@ -73,7 +78,7 @@ SHAPE=(--nodes "$NODES" --pods-per-node "$PODS_PER_NODE" --zones 3 --seed 1)
 generate() { # FILE GEN-CLUSTER-ARGS...
   local file=$1; shift
   if [[ $REGEN == 1 || ! -s $DIR/$file ]]; then
-    "$BIN" gen-cluster "${SHAPE[@]}" ${GEN_ARGS:-} "$@" --out "$DIR/$file"
+    "$GEN" "${SHAPE[@]}" ${GEN_ARGS:-} "$@" --out "$DIR/$file"
   fi
 }
 echo "== generating into $DIR (reused when present; --regen to rewrite)"

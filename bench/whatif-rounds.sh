@@ -4,7 +4,7 @@
 #   bench/whatif-rounds.sh OLD_BINARY NEW_BINARY [ROUNDS]
 #
 # Each round runs, for the old build then the new one, the three commands of that section on the
-# same generated snapshot (target/load/whatif-5000.json, made by the new build on first use) and
+# same generated snapshot (target/load/whatif-5000.json, made by gen-cluster on first use) and
 # prints one line per command and build: the wall clock in seconds, from `date +%s.%N` before and
 # after. Output of whatif itself goes to /dev/null; a failing command stops the script.
 set -euo pipefail
@@ -15,7 +15,8 @@ rounds=${3:-3}
 snapshot=target/load/whatif-5000.json
 if [[ ! -s $snapshot ]]; then
   mkdir -p "$(dirname "$snapshot")"
-  "$new" gen-cluster --nodes 5000 --pods-per-node 15 --out "$snapshot"
+  cargo build --release --locked --bin gen-cluster
+  target/release/gen-cluster --nodes 5000 --pods-per-node 15 --out "$snapshot"
 fi
 commands=(
   "read-only|--policy config/policy.json --scheduler nobody"

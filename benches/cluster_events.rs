@@ -12,9 +12,9 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
-use predicate_extender::cluster::objects::{Object, Pod};
-use predicate_extender::gen_cluster::api_objects::{placed_pod, Placement, EXTRA_POD_STREAM};
-use predicate_extender::gen_cluster::generate::{node_name, Rng};
+use gen_cluster::api_objects::{placed_pod, Placement, EXTRA_POD_STREAM};
+use gen_cluster::generate::{node_name, Rng};
+use predicate_engine::cluster::objects::{Object, Pod};
 
 const ADDS: usize = 5_000;
 

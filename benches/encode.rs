@@ -9,7 +9,7 @@
 mod common;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use predicate_extender::engine::Candidate;
+use predicate_engine::engine::Candidate;
 use predicate_extender::server::filter_result::filter_result;
 use predicate_extender::wire::{Candidates, ExtenderArgs, HostPriority};
 use serde_json::value::RawValue;

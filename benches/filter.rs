@@ -22,14 +22,14 @@ mod common;
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
+use gen_cluster::api_objects::PENDING_APP;
+use gen_cluster::generate::ClusterSpec;
 use k8s_openapi::api::core::v1::Affinity;
-use predicate_extender::cluster::objects::Pod;
-use predicate_extender::cluster::{ClusterStore, Snapshot};
-use predicate_extender::engine::{Candidate, Timed, Verdict};
-use predicate_extender::gen_cluster::api_objects::PENDING_APP;
-use predicate_extender::gen_cluster::generate::ClusterSpec;
+use predicate_engine::cluster::objects::Pod;
+use predicate_engine::cluster::{ClusterStore, Snapshot};
+use predicate_engine::engine::{Candidate, Timed, Verdict};
+use predicate_engine::policy::Plan;
 use predicate_extender::metrics::Metrics;
-use predicate_extender::policy::Plan;
 use predicate_extender::wire::{Candidates, ExtenderArgs};
 
 fn bench_filter(c: &mut Criterion) {

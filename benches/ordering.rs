@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode};
-use predicate_extender::engine::{OrderingMode, Plan, Timed};
-use predicate_extender::gen_cluster::generate::ClusterSpec;
-use predicate_extender::policy::{parse, Overrides};
+use gen_cluster::generate::ClusterSpec;
+use predicate_engine::engine::{OrderingMode, Plan, Timed};
+use predicate_engine::policy::{parse, Overrides};
 
 const NODES: usize = 2000;
 

@@ -11,27 +11,21 @@
 //! - `volumes`: 500 nodes, 200 placed pods with bound claims and 400 more volumes available, one
 //!   pod to place whose claim is unbound (`WaitForFirstConsumer`); 250 names.
 //!
-//! The pods, nodes and volumes are the harness's own templates (tests/kube_cluster/workloads.rs).
+//! The pods, nodes and volumes are the harness's own templates (crates/testing/src/kube_cluster/workloads.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark of generated input: a panic is its error report
 
 mod common;
 
-/// What the workload templates import from the harness beside them.
-mod objects {
-    pub const SCHEDULER_NAME: &str = "predicate-scheduler";
-}
-#[path = "../tests/kube_cluster/workloads.rs"]
-#[allow(dead_code)]
-mod workloads;
+use predicate_extender_testing::kube_cluster::workloads;
 
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use k8s_openapi::api::core::v1::{ObjectReference, PersistentVolumeStatus};
-use predicate_extender::cluster::objects::{Node, Object, Pod};
-use predicate_extender::cluster::{ClusterObject, Snapshot};
-use predicate_extender::engine::{CancelFlag, Candidate, RequestJob};
-use predicate_extender::policy::Plan;
+use predicate_engine::cluster::objects::{Node, Object, Pod};
+use predicate_engine::cluster::{ClusterObject, Snapshot};
+use predicate_engine::engine::{CancelFlag, Candidate, RequestJob};
+use predicate_engine::policy::Plan;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use workloads::{Phase, Workload};

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Pods per second through a real kube-scheduler with and without the extender (examples/
-# scheduler-throughput.rs; docs/performance.md has the table and what each flag means).
+# scheduler-throughput.rs; docs/throughput.md has the figures and what each flag means).
 #   e2e/throughput.sh --nodes 5000 --initial-pods 1000 --measured-pods 5000 --configs alone,extender,policy --rounds 3
 set -euo pipefail
 cd "$(dirname "$0")/.."

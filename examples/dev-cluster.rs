@@ -5,10 +5,10 @@
 //! needs first.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a development tool: a panic says what failed
 
-#[path = "../tests/kube_cluster/mod.rs"]
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use clap::Parser;
+use gen_cluster::{ClusterSpec, Output};
 use kube_cluster::objects::{create, SCHEDULER_NAME};
 use kube_cluster::{extender_binary, Cluster, Options};
 use serde_json::{json, Value};
@@ -65,13 +65,14 @@ async fn main() {
     }
 
     let generated = cluster.dir.join("generated.json");
-    let status = std::process::Command::new(extender_binary())
-        .args(["gen-cluster", "--nodes", &args.nodes.to_string(), "--pods-per-node", &args.pods_per_node.to_string()])
-        .args(["--seed", &args.seed.to_string(), "--out"])
-        .arg(&generated)
-        .status()
-        .unwrap();
-    assert!(status.success(), "gen-cluster failed");
+    // `gen-cluster --nodes N --pods-per-node P --seed S`, its other flags' defaults.
+    let spec = ClusterSpec {
+        nodes: args.nodes as usize,
+        pods_per_node: args.pods_per_node as usize,
+        seed: args.seed,
+        ..ClusterSpec::default()
+    };
+    gen_cluster::run(&spec, Output::Cluster, &generated).unwrap_or_else(|e| panic!("gen-cluster: {e}"));
     let list: Value = serde_json::from_slice(&std::fs::read(&generated).unwrap()).unwrap();
     let items = list["items"].as_array().cloned().unwrap_or_default();
     let namespaces: std::collections::BTreeSet<String> = items
@@ -89,20 +90,10 @@ async fn main() {
     }
 
     let pod_file = cluster.dir.join("pending-pod.json");
-    let status = std::process::Command::new(extender_binary())
-        .args([
-            "gen-cluster",
-            "--nodes",
-            &args.nodes.to_string(),
-            "--seed",
-            &args.seed.to_string(),
-            "--pending-pod",
-            "--out",
-        ])
-        .arg(&pod_file)
-        .status()
-        .unwrap();
-    assert!(status.success(), "gen-cluster --pending-pod failed");
+    // `gen-cluster --nodes N --seed S --pending-pod`.
+    let pending_spec = ClusterSpec { nodes: args.nodes as usize, seed: args.seed, ..ClusterSpec::default() };
+    gen_cluster::run(&pending_spec, Output::PendingPod, &pod_file)
+        .unwrap_or_else(|e| panic!("gen-cluster --pending-pod: {e}"));
     let mut pending: Value = serde_json::from_slice(&std::fs::read(&pod_file).unwrap()).unwrap();
     pending["spec"]["schedulerName"] = json!(SCHEDULER_NAME);
     std::fs::write(&pod_file, serde_json::to_string_pretty(&for_create(pending)).unwrap()).unwrap();

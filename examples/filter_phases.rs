@@ -10,12 +10,12 @@
 
 use std::time::{Duration, Instant};
 
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::engine::evaluator::default_parallelism;
-use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared};
-use predicate_extender::gen_cluster::api_objects;
-use predicate_extender::gen_cluster::generate::{generate, node_name, ClusterSpec, Rng};
-use predicate_extender::policy::Plan;
+use gen_cluster::api_objects;
+use gen_cluster::generate::{generate, node_name, ClusterSpec, Rng};
+use predicate_engine::cluster::Snapshot;
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, Prepared};
+use predicate_engine::policy::Plan;
 use predicate_extender::server::filter_result::filter_result;
 use predicate_extender::wire::{Candidates, ExtenderArgs};
 use serde_json::json;
@@ -52,8 +52,7 @@ fn main() {
     // The pending pod as the API server sends it: an app replica with anti-affinity per host.
     let mut pending = api_objects::pod(&spec, &mut Rng::new(7), "pending", "");
     pending["spec"]["affinity"] =
-        serde_json::to_value(predicate_extender::gen_cluster::generate::anti_affinity_to("app-3"))
-            .expect("affinity as JSON");
+        serde_json::to_value(gen_cluster::generate::anti_affinity_to("app-3")).expect("affinity as JSON");
     pending["metadata"]["labels"]["app"] = json!("app-3");
     let names: Vec<String> = (0..spec.nodes).map(node_name).collect();
     let body = serde_json::to_vec(&json!({"Pod": pending, "NodeNames": names})).expect("body");

@@ -18,12 +18,13 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use predicate_extender::cluster::model_writer::{Change, ModelWriter};
-use predicate_extender::cluster::source::kube::kinds::WatchedKind;
-use predicate_extender::cluster::source::kube::lean::{LeanNode, LeanPod};
-use predicate_extender::cluster::{ClusterObject, ClusterStore, ObjectKind, Snapshot};
-use predicate_extender::gen_cluster::api_objects;
-use predicate_extender::gen_cluster::generate::{node_name, ClusterSpec, Rng};
+use gen_cluster::api_objects;
+use gen_cluster::generate::{node_name, ClusterSpec, Rng};
+use predicate_engine::cluster::model_writer::{Change, ModelWriter};
+use predicate_engine::cluster::source::kinds::ModelKind as _;
+use predicate_engine::cluster::{ClusterObject, ClusterStore, ObjectKind, Snapshot};
+use predicate_extender::source::kube::kinds::WatchedKind;
+use predicate_extender::source::kube::lean::{LeanNode, LeanPod};
 
 struct Counting;
 

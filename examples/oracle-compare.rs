@@ -13,9 +13,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use predicate_extender::cluster::SchedulerVersion;
-use predicate_extender::engine::Evaluator;
-use predicate_extender::testing::oracle::{
+use predicate_engine::cluster::SchedulerVersion;
+use predicate_engine::engine::Evaluator;
+use predicate_extender_testing::oracle::{
     compare, e2e_build, extender_verdicts, generate, plan, reason_gaps, shrink, Case, Domain, Oracle,
 };
 

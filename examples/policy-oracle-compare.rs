@@ -1,6 +1,6 @@
 //! The extender against kube-scheduler v1.22.17 on random Policies and clusters (issue 37):
 //! Policy acceptance, every node's verdict, each priority plugin's scores and the best node
-//! (`src/testing/policy_oracle`; the deliberate differences are in docs/semantics.md).
+//! (`crates/testing/src/policy_oracle`; the deliberate differences are in docs/semantics.md).
 //!
 //! `cargo run --release --example policy-oracle-compare -- --cases 100000 --seed 1 [--oracle PATH]
 //!  [--reasons] [--show N] [--batch 256]`; `--print S` prints the case of seed S as the oracle's
@@ -16,10 +16,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use predicate_extender::engine::Evaluator;
-use predicate_extender::testing::oracle::{e2e_build, Case, Oracle};
-use predicate_extender::testing::policy_oracle::compare::{compare, gaps, Finding};
-use predicate_extender::testing::policy_oracle::{extender, generate, run_oracle, shrink, PolicyCase};
+use predicate_engine::engine::Evaluator;
+use predicate_extender_testing::oracle::{e2e_build, Case, Oracle};
+use predicate_extender_testing::policy_oracle::compare::{compare, gaps, Finding};
+use predicate_extender_testing::policy_oracle::{extender, generate, run_oracle, shrink, PolicyCase};
 
 /// The oracle `e2e/build.sh policy-oracle` builds.
 fn oracle_binary() -> PathBuf {

@@ -17,11 +17,10 @@
 //! Workloads (`--workload`) are scheduler_perf's: basic, anti-affinity, spread, preemption.
 //!
 //! Run with `e2e/throughput.sh --nodes 500 --initial-pods 500 --measured-pods 1000 --rounds 3`;
-//! docs/performance.md ("Through a real kube-scheduler") has the runs behind its tables.
+//! docs/throughput.md ("Results") has the runs behind its tables.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool: a panic says what failed
 
-#[path = "../tests/kube_cluster/mod.rs"]
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use clap::Parser;
 use kube_cluster::throughput::{percentile, run, Config, Run, RunResult};
@@ -47,7 +46,7 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     rounds: usize,
     /// Measure the extender at this URL instead of starting this project's (its own cluster
-    /// model must follow the harness's API server; see docs/performance.md).
+    /// model must follow the harness's API server; see docs/throughput.md, "The harness").
     #[arg(long)]
     extender_url: Option<String>,
     /// Write kube-scheduler's CPU profile (pprof) and the extender's (`perf record`) of each run's

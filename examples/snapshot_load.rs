@@ -1,6 +1,6 @@
 //! How long reading a cluster snapshot file takes (parse and decode, then the model built from
 //! it), the median of a few runs: `cargo run --release --example snapshot_load -- FILE [RUNS]`.
-//! `predicate-extender gen-cluster --out cluster.json` writes one; YAML files are read too.
+//! `gen-cluster --out cluster.json` writes one; YAML files are read too.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool: a panic is its error report
 
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ fn main() {
     let mut build = Vec::new();
     for _ in 0..runs {
         let started = Instant::now();
-        let objects = predicate_extender::cluster::source::load_file(path.as_ref()).unwrap_or_else(|e| panic!("{e}"));
+        let objects = predicate_engine::cluster::source::load_file(path.as_ref()).unwrap_or_else(|e| panic!("{e}"));
         parse.push(started.elapsed());
         let (nodes, pods) = (objects.nodes.len(), objects.pods.len());
         let started = Instant::now();

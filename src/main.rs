@@ -32,16 +32,6 @@ fn main() -> ExitCode {
             print_or_fail(cli::whatif::output(&args, style))
         }
         Command::SchedulerConfig(args) => print_or_fail(cli::scheduler_config::output(&args)),
-        Command::GenCluster(args) => match cli::gen_cluster::run(&args) {
-            Ok(summary) => {
-                eprintln!("{summary}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("predicate-extender: {e}");
-                ExitCode::from(2)
-            }
-        },
     }
 }
 

@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use common::model_diff::{differences, truth_snapshot};
 use common::{config, TestServer};
 use fake_apiserver::{node_json, pod_json, BindFault, BindingRecord, FakeApiServer};
-use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::ClusterSource;
-use predicate_extender::testing::eventually;
+use predicate_extender::source::kube::Connection;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 const PODS: usize = 2_000;

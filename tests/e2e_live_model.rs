@@ -3,7 +3,7 @@
 //! updates, deletions with and without grace, and a watch whose resourceVersion etcd compacted
 //! (410 Gone, then a relist). The extender runs in process here, so each test can shorten the page
 //! size and the watch timeout and compare its model object by object with the API server's truth.
-//! The fake API server (tests/fake_apiserver) stays for the faults a real one cannot be made to
+//! The fake API server (crates/testing/src/fake_apiserver) stays for the faults a real one cannot be made to
 //! produce on demand.
 //!
 //! Without Go these tests say SKIPPED on the terminal and pass; `.ci/run` (CI=true) makes that a
@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,9 +25,9 @@ use kube::discovery::pinned_kind;
 use kube::Api;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
 use kube_cluster::{metric_sum, Cluster, Options, DEADLINE};
-use predicate_extender::cluster::source::kube::{Connection, WATCHED_KINDS};
 use predicate_extender::server::ClusterSource;
-use predicate_extender::testing::eventually;
+use predicate_extender::source::kube::{Connection, WATCHED_KINDS};
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 const NS: &str = "e2e";
@@ -119,7 +119,7 @@ fn extender_lists(cluster: &Cluster, resource: &str) -> Vec<String> {
         .collect()
 }
 
-kube_cluster::binaries::on_each_minor!(
+predicate_extender_testing::on_each_minor!(
     the_model_follows_the_real_api_server_through_pages_watch_timeouts_and_status_updates
 );
 
@@ -209,7 +209,9 @@ async fn etcd_revision(cluster: &Cluster) -> i64 {
     answer["header"]["revision"].as_str().and_then(|r| r.parse().ok()).unwrap()
 }
 
-kube_cluster::binaries::on_each_minor!(a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted);
+predicate_extender_testing::on_each_minor!(
+    a_watch_resumed_after_etcd_compacted_its_version_is_answered_410_and_relisted
+);
 
 /// With the API server's watch cache off (every watch is an etcd watch), a watch resumed from a
 /// resourceVersion that etcd has compacted away is answered 410 Gone; the extender lists that

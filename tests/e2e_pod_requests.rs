@@ -10,7 +10,7 @@
 //! kubelet: the test writes the resized pod's status as the kubelet would.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Patch, PatchParams};
@@ -19,7 +19,7 @@ use kube_cluster::explain::assert_explain_says_what_kube_scheduler_says;
 use kube_cluster::objects::{create, node, pod};
 use kube_cluster::scheduler_config;
 use kube_cluster::{Cluster, Options};
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 const NS: &str = "e2e";
@@ -75,7 +75,9 @@ async fn extender_rejects(cluster: &Cluster, pod: &Value, nodes: &[&str]) -> Val
     .await
 }
 
-kube_cluster::binaries::on_each_minor!(pod_level_and_resized_pods_fill_their_nodes_for_the_extender_and_kube_scheduler);
+predicate_extender_testing::on_each_minor!(
+    pod_level_and_resized_pods_fill_their_nodes_for_the_extender_and_kube_scheduler
+);
 
 async fn pod_level_and_resized_pods_fill_their_nodes_for_the_extender_and_kube_scheduler(minor: &str) {
     let Some(cluster) = Cluster::start_on(minor, "pod-requests", Options::default()).await else { return };
@@ -111,7 +113,9 @@ async fn two_nodes_half_taken(cluster: &Cluster) {
     extender_rejects(cluster, &pod(NS, "probe", "2500m"), &["pod-level", "resized"]).await;
 }
 
-kube_cluster::binaries::on_each_minor!(under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double_booked);
+predicate_extender_testing::on_each_minor!(
+    under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double_booked
+);
 
 /// A batch of 1-cpu pods onto the two nodes, partly filled by a pod-level pod and a pod being
 /// resized, with kube-scheduler running the `policy-only` overlay's profile
@@ -171,7 +175,7 @@ async fn under_the_policy_only_profile_pod_level_and_resized_pods_are_not_double
     assert_eq!(bound_now, 4, "a node was double-booked");
 }
 
-kube_cluster::binaries::on_each_minor!(
+predicate_extender_testing::on_each_minor!(
     with_node_resources_fit_off_the_extender_alone_counts_pod_level_and_resized_pods
 );
 

@@ -1,13 +1,13 @@
 //! End to end: a real kube-scheduler (built from k8s.io/kubernetes, e2e/build.sh) with the shipped
 //! `config/scheduler-config.yaml` calls the real extender binary, which watches a real
 //! kube-apiserver (on a real etcd) under the project's own RBAC and binds through it. Each test
-//! starts its own cluster on 127.0.0.1 and stops it at its end (tests/kube_cluster).
+//! starts its own cluster on 127.0.0.1 and stops it at its end (crates/testing/src/kube_cluster).
 //!
 //! Without Go these tests say SKIPPED on the terminal and pass; `.ci/run` (CI=true) makes that a
 //! failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,7 +19,7 @@ use kube_cluster::explain::assert_explain_says_what_kube_scheduler_says;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
 use kube_cluster::scheduler_config::{self, ALLOWED_CHANGES};
 use kube_cluster::{merged, Cluster, Options, DEADLINE};
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 const NS: &str = "e2e";
@@ -139,7 +139,7 @@ fn default_plugins(minor: &str) -> Vec<&'static str> {
     plugins
 }
 
-kube_cluster::binaries::on_each_minor!(
+predicate_extender_testing::on_each_minor!(
     every_minor_reads_the_shipped_extender_settings_and_runs_its_own_plugins_beside_them
 );
 
@@ -243,7 +243,7 @@ fn with_spec(object: Value, spec: Value) -> Value {
     merged(object, json!({"spec": spec}))
 }
 
-kube_cluster::binaries::on_each_minor!(
+predicate_extender_testing::on_each_minor!(
     a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits
 );
 
@@ -257,7 +257,7 @@ async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_say
     batch(minor, "batch", None).await
 }
 
-kube_cluster::binaries::on_each_minor!(
+predicate_extender_testing::on_each_minor!(
     with_kube_schedulers_replaced_plugins_off_the_batch_is_bound_where_explain_says_it_fits
 );
 
@@ -456,7 +456,9 @@ fn running(name: &str, node: &str, cpu: &str, priority: &str, grace: i64) -> Val
     )
 }
 
-kube_cluster::binaries::on_each_minor!(an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition);
+predicate_extender_testing::on_each_minor!(
+    an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition
+);
 
 /// A pod only the extender rejects everywhere (kube-scheduler's own plugins pass every node): its
 /// FailedScheduling event and its PodScheduled condition carry the extender's own reasons, as
@@ -536,7 +538,7 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
     assert_explain_says_what_kube_scheduler_says(&cluster, NS, "best-effort", None).await;
 }
 
-kube_cluster::binaries::on_each_minor!(
+predicate_extender_testing::on_each_minor!(
     preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass
 );
 
@@ -621,7 +623,7 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
     assert_eq!(placed.get("cheap-victim-1").map(String::as_str), Some("cheap"), "{placed:?}");
 }
 
-kube_cluster::binaries::on_each_minor!(with_the_extender_down_pods_wait_and_are_bound_once_it_is_back);
+predicate_extender_testing::on_each_minor!(with_the_extender_down_pods_wait_and_are_bound_once_it_is_back);
 
 /// The extender down (`ignorable: false`): kube-scheduler does not place the pod, says why in an
 /// event, and retries; the extender back on its address syncs and the pod is bound, once. The
@@ -667,7 +669,7 @@ async fn assert_model_counts_match(cluster: &Cluster) {
     .await;
 }
 
-kube_cluster::binaries::on_each_minor!(a_killed_leader_and_a_second_replica_bind_no_pod_twice);
+predicate_extender_testing::on_each_minor!(a_killed_leader_and_a_second_replica_bind_no_pod_twice);
 
 /// Two kube-scheduler replicas with leader election as shipped; the leader is killed mid-batch and
 /// started again: the other takes the lease and finishes, and no pod is bound twice.
@@ -711,7 +713,7 @@ async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice(minor: &str) {
     assert_bound_once_each_by_the_extender(&cluster, PODS).await;
 }
 
-kube_cluster::binaries::on_each_minor!(a_swapped_policy_file_changes_where_pods_go_without_a_restart);
+predicate_extender_testing::on_each_minor!(a_swapped_policy_file_changes_where_pods_go_without_a_restart);
 
 /// The Policy file replaced while the extender serves: the next pods are judged by the new Policy,
 /// without a restart (CheckNodeLabelPresence keeps them off the unlabelled node).

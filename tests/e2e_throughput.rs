@@ -1,10 +1,10 @@
 //! The throughput harness (e2e/throughput.sh) in small, as CI runs it: 200 nodes, 100 initial and
 //! 500 measured pods through kube-scheduler with the extender as shipped. It checks that every pod
 //! was bound and that the harness measured what it reports; it asserts no time (the machines are
-//! small and noisy: figures come from e2e/throughput.sh runs, in docs/performance.md).
+//! small and noisy: figures come from e2e/throughput.sh runs, in docs/throughput.md).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use kube_cluster::prometheus::{counter_deltas, mean_between, metric_sum, quantile_between, samples, Sample};
 use kube_cluster::throughput::{run, Config, Run};

@@ -7,17 +7,19 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
-use predicate_extender::cluster::objects::{Node, Pod};
-use predicate_extender::cluster::source::parse_objects;
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::engine::{CancelFlag, Evaluator};
+use clap::Parser;
+use gen_cluster::api_objects::pending_pod;
+use gen_cluster::cli::{self, GenClusterArgs};
+use gen_cluster::generate::{controllers, generate, ClusterSpec};
+use predicate_engine::cluster::objects::{Node, Pod};
+use predicate_engine::cluster::source::parse_objects;
+use predicate_engine::cluster::Snapshot;
+use predicate_engine::engine::{CancelFlag, Evaluator};
+use predicate_engine::policy::Plan;
 use predicate_extender::explain::report::{build, Against, Report};
 use predicate_extender::explain::source::single_pod;
 use predicate_extender::explain::table::Style;
 use predicate_extender::explain::view::View;
-use predicate_extender::gen_cluster::api_objects::pending_pod;
-use predicate_extender::gen_cluster::generate::{controllers, generate, ClusterSpec};
-use predicate_extender::policy::Plan;
 
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 const SUMMARY: &str = " nodes are available";
@@ -31,25 +33,33 @@ fn flag(name: &str) -> String {
 #[test]
 fn on_a_generated_1000_node_cluster_the_summary_comes_first_in_at_most_100_lines() {
     let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/explain.md")).unwrap();
-    let mut lines = page.lines().skip_while(|l| !l.starts_with("$ predicate-extender gen-cluster --nodes 1000 "));
-    let mut commands: Vec<&str> = Vec::new();
+    let mut lines = page.lines().skip_while(|l| !l.starts_with("$ gen-cluster --nodes 1000 "));
+    let mut generate: Vec<&str> = Vec::new();
+    let mut explain = None;
     for line in lines.by_ref() {
-        let command = line.strip_prefix("$ predicate-extender ").expect("the example is a run of commands");
-        commands.push(command);
-        if command.starts_with("explain ") {
+        if let Some(command) = line.strip_prefix("$ gen-cluster ") {
+            generate.push(command);
+        } else {
+            explain = Some(line.strip_prefix("$ predicate-extender ").expect("the example is a run of commands"));
             break;
         }
     }
     let shown: Vec<&str> = lines.take_while(|l| !l.starts_with("```")).collect();
-    assert!(commands.len() >= 3, "docs/explain.md has the 1,000-node explain example: {commands:?}");
+    assert!(generate.len() >= 2, "docs/explain.md has the 1,000-node explain example: {generate:?}");
+    let explain = explain.expect("the example ends with predicate-extender explain");
+    assert!(explain.starts_with("explain "), "{explain}");
 
     let dir = tempfile::tempdir().unwrap();
-    let mut stdout = String::new();
-    for command in &commands {
-        let out = Command::new(BIN).current_dir(dir.path()).args(command.split_whitespace()).output().unwrap();
-        assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
-        stdout = String::from_utf8(out.stdout).unwrap();
+    for command in &generate {
+        // The gen-cluster binary's own command line, its files written in the temporary directory.
+        let argv = std::iter::once("gen-cluster").chain(command.split_whitespace());
+        let mut args = GenClusterArgs::try_parse_from(argv).unwrap_or_else(|e| panic!("gen-cluster {command}: {e}"));
+        args.out = dir.path().join(&args.out);
+        cli::run(&args).unwrap_or_else(|e| panic!("gen-cluster {command}: {e}"));
     }
+    let out = Command::new(BIN).current_dir(dir.path()).args(explain.split_whitespace()).output().unwrap();
+    assert!(out.status.success(), "{explain}: {}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).unwrap();
     let printed: Vec<&str> = stdout.lines().collect();
     assert!(printed.len() <= 100, "{} lines:\n{stdout}", printed.len());
     let first = printed.first().copied().unwrap_or_default();
@@ -208,7 +218,7 @@ fn cores(m: i64) -> String {
 fn the_cpu_hint_names_the_most_free_cpu_where_nothing_else_fails() {
     let c = cluster();
     // Free cpu per node, counted here: allocatable minus the containers' requests of its pods.
-    let milli = |q: Option<&predicate_extender::quantity::Quantity>| q.map_or(0, |q| q.milli_value());
+    let milli = |q: Option<&predicate_engine::quantity::Quantity>| q.map_or(0, |q| q.milli_value());
     let free = |n: &Node| {
         let used: i64 = c
             .pods

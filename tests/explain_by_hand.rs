@@ -1,5 +1,5 @@
 //! `explain` on the demo cluster against numbers worked out by hand from its YAML
-//! (`src/cluster/source/demo.yaml`), not from anything the code wrote: the golden files of
+//! (`crates/engine/src/cluster/source/demo.yaml`), not from anything the code wrote: the golden files of
 //! `tests/explain_output.rs` are the code's own output, reviewed once; these expectations are
 //! derived from the cluster and the predicates' rules, with the arithmetic in the comments.
 //!

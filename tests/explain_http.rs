@@ -8,9 +8,9 @@ mod common;
 use std::time::Duration;
 
 use common::{cluster, config, fixture_path, policy, TestServer};
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::gen_cluster::api_objects::pending_pod;
-use predicate_extender::gen_cluster::generate::{generate, ClusterSpec};
+use gen_cluster::api_objects::pending_pod;
+use gen_cluster::generate::{generate, ClusterSpec};
+use predicate_engine::cluster::Snapshot;
 use predicate_extender::server::ClusterSource;
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! format itself, with plain HTTP) to show it speaks the API the live-cluster source relies on.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -21,7 +21,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams, PostParams, WatchParams};
 use kube::runtime::watcher;
 use kube::{Client, Resource};
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};

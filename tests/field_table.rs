@@ -9,15 +9,14 @@
 //!   oracle) draws every such path.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-#[path = "kube_cluster/binaries.rs"]
-mod binaries;
+use predicate_extender_testing::kube_cluster::binaries;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use predicate_extender::cluster::source::parse_objects;
-use predicate_extender::cluster::SchedulerVersion;
-use predicate_extender::testing::oracle::{generate, Domain};
+use predicate_engine::cluster::source::parse_objects;
+use predicate_engine::cluster::SchedulerVersion;
+use predicate_extender_testing::oracle::{generate, Domain};
 use serde_json::{json, Value};
 
 const MINORS: [&str; 3] = ["1.35", "1.36", "1.37"];
@@ -238,7 +237,7 @@ fn generated() -> BTreeMap<String, Vec<Value>> {
         }
     }
     for seed in 0..SEEDS {
-        let case = predicate_extender::testing::policy_oracle::generate(seed).case;
+        let case = predicate_extender_testing::policy_oracle::generate(seed).case;
         add(case.objects, case.pod);
     }
     by_kind
@@ -274,7 +273,7 @@ fn every_path_the_table_reads_is_kept_by_the_model_and_drawn_by_the_generators()
     assert!(checked > 150, "only {checked} paths checked");
 }
 
-binaries::on_each_minor!(the_fixture_is_what_the_lister_finds_in_upstreams_code);
+predicate_extender_testing::on_each_minor!(the_fixture_is_what_the_lister_finds_in_upstreams_code);
 
 /// `e2e/kube/fields`, built for the minor by e2e/build.sh, lists what the fixture holds.
 async fn the_fixture_is_what_the_lister_finds_in_upstreams_code(minor: &str) {

@@ -1,12 +1,12 @@
 //! Every input a fuzz target (`fuzz/`) ever failed on, kept in `fuzz/regressions/<target>/`, and the
 //! hand-written seeds in `fuzz/seeds/<target>/`, replayed through the same checks the targets run
-//! (`predicate_extender::testing::fuzz`), so a regression shows in `cargo test` without nightly.
+//! (`predicate_extender_testing::fuzz`), so a regression shows in `cargo test` without nightly.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use predicate_extender::testing::fuzz::{check, Harness, TARGETS};
+use predicate_extender_testing::fuzz::{check, Harness, TARGETS};
 
 fn inputs(kind: &str, target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz").join(kind).join(target);

@@ -1,39 +1,44 @@
-//! `predicate-extender gen-cluster`: the same seed writes the same bytes, the snapshot loads with
-//! `serve`'s loader and has the asked shape, a server on it answers the generated requests, and on
-//! 1,000 generated nodes its `/prioritize` answers rank the nodes as the classic weighted sum.
+//! `gen-cluster`'s clusters in the extender: the snapshot loads with `serve`'s loader and has the
+//! asked shape, a server on it answers the generated requests, and on 1,000 generated nodes its
+//! `/prioritize` answers rank the nodes as the classic weighted sum. The files are written by the
+//! generator `gen-cluster` runs (its command line: crates/gen-cluster/tests/cli.rs).
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{config, feasible, TestServer};
-use predicate_extender::cluster::objects::PREFER_AVOID_PODS_ANNOTATION;
-use predicate_extender::cluster::source::load_file;
-use predicate_extender::cluster::{ClusterObject, ObjectKind};
+use gen_cluster::{ArgsMode, ClusterSpec, Output};
+use predicate_engine::cluster::objects::PREFER_AVOID_PODS_ANNOTATION;
+use predicate_engine::cluster::source::load_file;
+use predicate_engine::cluster::{ClusterObject, ObjectKind};
 use predicate_extender::server::ClusterSource;
+use predicate_extender::wire::{Candidates, ExtenderArgs};
 
-const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
-const SHAPE: [&str; 8] = ["--nodes", "60", "--pods-per-node", "10", "--zones", "3", "--nominated", "5"];
+/// The shape of the cluster: `--nodes 60 --pods-per-node 10 --zones 3 --nominated 5`.
+const SHAPE: ClusterSpec = ClusterSpec {
+    nodes: 60,
+    pods_per_node: 10,
+    zones: 3,
+    nominated: 5,
+    anti_affinity_percent: 10,
+    tainted_percent: 10,
+    seed: 1,
+};
 
-/// Runs `gen-cluster` with these arguments; returns the exit code and stderr.
-fn gen(args: &[&str]) -> (i32, String) {
-    let out = Command::new(BIN).arg("gen-cluster").args(args).output().expect("run the binary");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
+/// Writes `output` of `spec` into `dir/file`, as `gen-cluster` does.
+fn gen_ok(dir: &Path, file: &str, spec: &ClusterSpec, output: Output) -> PathBuf {
+    let path = dir.join(file);
+    let summary = gen_cluster::run(spec, output, &path).unwrap_or_else(|e| panic!("gen-cluster {file}: {e}"));
+    assert!(summary.contains("wrote"), "{summary}");
+    path
 }
 
-fn gen_ok(dir: &Path, file: &str, extra: &[&str]) -> PathBuf {
-    let path = dir.join(file);
-    let mut args: Vec<&str> = SHAPE.to_vec();
-    args.extend_from_slice(extra);
-    let out = path.to_str().expect("utf-8 temp path");
-    args.extend_from_slice(&["--out", out]);
-    let (code, stderr) = gen(&args);
-    assert_eq!(code, 0, "gen-cluster {args:?}: {stderr}");
-    assert!(stderr.contains("wrote"), "{stderr}");
-    path
+/// `--extender-args node-names` (with `--candidates`).
+fn node_names(candidates: Option<usize>) -> Output {
+    Output::ExtenderArgs { mode: ArgsMode::NodeNames, candidates }
 }
 
 fn read(path: &Path) -> Vec<u8> {
@@ -41,25 +46,9 @@ fn read(path: &Path) -> Vec<u8> {
 }
 
 #[test]
-fn the_same_seed_writes_the_same_bytes_and_another_seed_does_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = read(&gen_ok(dir.path(), "a.json", &["--seed", "7"]));
-    let b = read(&gen_ok(dir.path(), "b.json", &["--seed", "7"]));
-    let c = read(&gen_ok(dir.path(), "c.json", &["--seed", "8"]));
-    assert!(a.len() > 60 * 12_000, "{} bytes", a.len());
-    assert!(a == b, "same seed, different bytes");
-    assert!(a != c, "another seed, same bytes");
-    for mode in ["node-names", "nodes"] {
-        let x = read(&gen_ok(dir.path(), "x.json", &["--seed", "7", "--extender-args", mode]));
-        let y = read(&gen_ok(dir.path(), "y.json", &["--seed", "7", "--extender-args", mode]));
-        assert!(x == y, "{mode}: same seed, different bytes");
-    }
-}
-
-#[test]
 fn the_snapshot_loads_with_the_shape_asked_for() {
     let dir = tempfile::tempdir().unwrap();
-    let path = gen_ok(dir.path(), "cluster.json", &[]);
+    let path = gen_ok(dir.path(), "cluster.json", &SHAPE, Output::Cluster);
     let objects = load_file(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(objects.nodes.len(), 60);
     assert_eq!(objects.pods.len(), 600);
@@ -100,14 +89,16 @@ fn the_snapshot_loads_with_the_shape_asked_for() {
 #[tokio::test]
 async fn a_server_on_the_snapshot_answers_the_generated_requests() {
     let dir = tempfile::tempdir().unwrap();
-    let cluster = gen_ok(dir.path(), "cluster.json", &[]);
-    let pod: serde_json::Value = serde_json::from_slice(&read(&gen_ok(dir.path(), "pod.json", &["--pending-pod"])))
-        .expect("the pending pod is JSON");
+    let cluster = gen_ok(dir.path(), "cluster.json", &SHAPE, Output::Cluster);
+    let pod: serde_json::Value =
+        serde_json::from_slice(&read(&gen_ok(dir.path(), "pod.json", &SHAPE, Output::PendingPod)))
+            .expect("the pending pod is JSON");
     assert_eq!(pod["kind"], "Pod");
     assert!(pod["spec"]["nodeName"].is_null());
-    let names = read(&gen_ok(dir.path(), "names.json", &["--extender-args", "node-names"]));
-    let sample = read(&gen_ok(dir.path(), "sample.json", &["--extender-args", "node-names", "--candidates", "20"]));
-    let nodes = read(&gen_ok(dir.path(), "nodes.json", &["--extender-args", "nodes"]));
+    let names = read(&gen_ok(dir.path(), "names.json", &SHAPE, node_names(None)));
+    let sample = read(&gen_ok(dir.path(), "sample.json", &SHAPE, node_names(Some(20))));
+    let nodes_args = Output::ExtenderArgs { mode: ArgsMode::Nodes, candidates: None };
+    let nodes = read(&gen_ok(dir.path(), "nodes.json", &SHAPE, nodes_args));
 
     let server = TestServer::start(config(ClusterSource::File(cluster))).await;
     for (what, body, candidates) in [("NodeNames", &names, 60), ("20 NodeNames", &sample, 20), ("Nodes", &nodes, 60)] {
@@ -152,18 +143,11 @@ const CLASSIC_WEIGHTS: [(&str, i64); 8] = [
 #[tokio::test]
 async fn prioritize_on_a_generated_1000_node_cluster_ranks_as_the_classic_weighted_sum() {
     let dir = tempfile::tempdir().unwrap();
-    let write = |file: &str, extra: &[&str]| {
-        let path = dir.path().join(file);
-        let mut args = vec!["--nodes", "1000", "--pods-per-node", "5", "--nominated", "10"];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["--out", path.to_str().expect("utf-8 temp path")]);
-        let (code, stderr) = gen(&args);
-        assert_eq!(code, 0, "gen-cluster {args:?}: {stderr}");
-        path
-    };
-    let cluster = write("cluster.json", &[]);
-    let names = read(&write("names.json", &["--extender-args", "node-names"]));
-    let pod = read(&write("pod.json", &["--pending-pod"]));
+    // `gen-cluster --nodes 1000 --pods-per-node 5 --nominated 10`, its defaults otherwise.
+    let spec = ClusterSpec { nodes: 1000, pods_per_node: 5, nominated: 10, ..ClusterSpec::default() };
+    let cluster = gen_ok(dir.path(), "cluster.json", &spec, Output::Cluster);
+    let names = read(&gen_ok(dir.path(), "names.json", &spec, node_names(None)));
+    let pod = read(&gen_ok(dir.path(), "pod.json", &spec, Output::PendingPod));
 
     let mut body: serde_json::Value = serde_json::from_slice(&names).unwrap();
     let owner = body["Pod"]["metadata"]["ownerReferences"][0]["uid"].as_str().unwrap().to_string();
@@ -254,19 +238,23 @@ async fn prioritize_on_a_generated_1000_node_cluster_ranks_as_the_classic_weight
     assert!(distinct.len() >= 4, "distinct scores {distinct:?}");
 }
 
+/// The requests `gen-cluster --extender-args` writes decode as the extender's wire types.
 #[test]
-fn bad_flags_and_unwritable_files_exit_2_with_a_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no-such-dir").join("c.json");
-    for (args, expect) in [
-        (vec!["--nodes", "10", "--out", missing.to_str().unwrap()], "cannot create"),
-        (vec!["--nodes", "ten", "--out", "x.json"], "--nodes"),
-        (vec!["--nodes", "2", "--pods-per-node", "2", "--nominated", "5", "--out", "x.json"], "--nominated 5"),
-    ] {
-        let (code, stderr) = gen(&args);
-        assert_eq!(code, 2, "{args:?}: {stderr}");
-        assert!(stderr.contains(expect), "{args:?}: {stderr}");
-        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+fn extender_args_decode_in_both_modes() {
+    let spec = ClusterSpec { nodes: 12, pods_per_node: 2, ..ClusterSpec::default() };
+    let names = gen_cluster::write::extender_args(&spec, ArgsMode::NodeNames, 5).unwrap();
+    match ExtenderArgs::decode(&names).unwrap().nodes {
+        Candidates::Names(n) => assert_eq!(n.len(), 5),
+        Candidates::Nodes(_) => panic!("expected NodeNames"),
     }
-    assert!(!Path::new("x.json").exists());
+    let nodes = gen_cluster::write::extender_args(&spec, ArgsMode::Nodes, 12).unwrap();
+    let args = ExtenderArgs::decode(&nodes).unwrap();
+    assert_eq!(args.pod.metadata.labels.get("app").map(|v| v.as_str()), Some("checkout-api"));
+    match args.nodes {
+        Candidates::Nodes(list) => {
+            assert_eq!(list.items.len(), 12);
+            assert_eq!(list.items[11].node.metadata.name, gen_cluster::generate::node_name(11));
+        }
+        Candidates::Names(_) => panic!("expected Nodes"),
+    }
 }

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_predicate-extender");
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-/// As in tests/kube_cluster/binaries.rs: `require` (or CI=true) makes a missing Go a failure.
+/// As in crates/testing/src/kube_cluster/binaries.rs: `require` (or CI=true) makes a missing Go a failure.
 const REQUIRE_ENV: &str = "PREDICATE_EXTENDER_E2E";
 
 fn required() -> bool {

@@ -8,9 +8,9 @@ mod common;
 use std::time::Duration;
 
 use common::{config, TestServer};
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::gen_cluster::api_objects;
-use predicate_extender::gen_cluster::generate::{generate, node_name, ClusterSpec, Rng};
+use gen_cluster::api_objects;
+use gen_cluster::generate::{generate, node_name, ClusterSpec, Rng};
+use predicate_engine::cluster::Snapshot;
 use predicate_extender::server::{ClusterSource, ServeConfig};
 use serde_json::json;
 

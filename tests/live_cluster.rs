@@ -4,16 +4,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use common::{config, feasible, TestServer};
 use fake_apiserver::{node_json, pod_json, FakeApiServer};
-use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::{ClusterSource, ServeConfig};
-use predicate_extender::testing::eventually;
+use predicate_extender::source::kube::Connection;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 /// Long enough for a watch event on a loaded 2-core machine; conditions are polled, never slept on.
@@ -69,7 +69,7 @@ async fn until_feasible(server: &TestServer, pod: &Value, want: &[&str], what: &
 fn model_pods(server: &TestServer) -> BTreeMap<String, String> {
     let snapshot = server.store().snapshot();
     snapshot
-        .keys(predicate_extender::cluster::ObjectKind::Pod)
+        .keys(predicate_engine::cluster::ObjectKind::Pod)
         .into_iter()
         .map(|(ns, name)| {
             let node = snapshot.pod(&ns, &name).map(|p| p.pod.spec.node_name.clone()).unwrap_or_default();

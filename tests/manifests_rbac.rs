@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use predicate_extender::cluster::source::kube::WATCHED_KINDS;
+use predicate_extender::source::kube::WATCHED_KINDS;
 use serde_json::Value;
 
 fn rbac_docs() -> Vec<Value> {

@@ -5,16 +5,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use common::{config, TestServer};
 use fake_apiserver::{node_json, FakeApiServer};
-use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::ClusterSource;
-use predicate_extender::testing::eventually;
+use predicate_extender::source::kube::Connection;
+use predicate_extender_testing::eventually;
 use serde_json::Value;
 
 fn repo_file(path: &str) -> String {

@@ -3,23 +3,22 @@
 //! by e2e/build.sh for that minor): seeds 1..=4000 every time, and 1,000 seeds from the clock,
 //! printed, so that any failure replays with
 //! `cargo run --release --example oracle-compare -- --kubernetes MINOR --cases 1 --seed S`. About a third of the
-//! cases have volumes bound through claims (`src/testing/oracle_volumes.rs`), and the spread
-//! constraints' `matchLabelKeys` (`src/testing/oracle_label_keys.rs`); the test counts the cases
+//! cases have volumes bound through claims (`crates/testing/src/oracle_volumes.rs`), and the spread
+//! constraints' `matchLabelKeys` (`crates/testing/src/oracle_label_keys.rs`); the test counts the cases
 //! with claims and requires some.
 //! Skipped (saying so) without Go, unless CI=true or PREDICATE_EXTENDER_E2E=require.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-#[path = "kube_cluster/binaries.rs"]
-mod binaries;
+use predicate_extender_testing::kube_cluster::binaries;
 
-use predicate_extender::cluster::SchedulerVersion;
-use predicate_extender::engine::Evaluator;
-use predicate_extender::testing::oracle::{compare, extender_verdicts, generate, plan, Case, Domain, Oracle};
+use predicate_engine::cluster::SchedulerVersion;
+use predicate_engine::engine::Evaluator;
+use predicate_extender_testing::oracle::{compare, extender_verdicts, generate, plan, Case, Domain, Oracle};
 
 const FIXED: std::ops::Range<u64> = 1..4001;
 const TIMED: u64 = 1000;
 
-binaries::on_each_minor!(extender_agrees_with_kube_scheduler_on_5000_random_clusters);
+predicate_extender_testing::on_each_minor!(extender_agrees_with_kube_scheduler_on_5000_random_clusters);
 
 async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str) {
     let Some(bin) = binaries::binaries_of(minor, "oracle_smoke") else { return };
@@ -35,7 +34,7 @@ async fn extender_agrees_with_kube_scheduler_on_5000_random_clusters(minor: &str
     let seeds: Vec<u64> = FIXED.chain(timed_start..timed_start + TIMED).collect();
     let mut failures = Vec::new();
     let mut with_claims = 0;
-    // The shapes of today's resource counting (src/testing/oracle_resources.rs): pods with
+    // The shapes of today's resource counting (crates/testing/src/oracle_resources.rs): pods with
     // pod-level resources and pods being resized in place.
     let (mut pod_level, mut resized) = (0, 0);
     for chunk in seeds.chunks(250) {

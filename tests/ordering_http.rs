@@ -5,7 +5,7 @@
 mod common;
 
 use common::TestServer;
-use predicate_extender::engine::OrderingMode;
+use predicate_engine::engine::OrderingMode;
 use predicate_extender::server::ClusterSource;
 use serde_json::Value;
 

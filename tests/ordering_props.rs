@@ -7,16 +7,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use predicate_extender::cluster::objects::{Node, Pod};
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::engine::fits::fits_on_node;
-use predicate_extender::engine::observe::{Outcome, Timing};
-use predicate_extender::engine::ordering::Settings;
-use predicate_extender::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, FilterReport};
-use predicate_extender::engine::{OrderingMode, Plan, Prepared};
-use predicate_extender::framework::{AnyPredicate, Failures};
+use predicate_engine::cluster::objects::{Node, Pod};
+use predicate_engine::cluster::Snapshot;
+use predicate_engine::engine::fits::fits_on_node;
+use predicate_engine::engine::observe::{Outcome, Timing};
+use predicate_engine::engine::ordering::Settings;
+use predicate_engine::engine::{filter, CancelFlag, Candidate, ClusterView, Evaluator, FilterReport};
+use predicate_engine::engine::{OrderingMode, Plan, Prepared};
+use predicate_engine::framework::{AnyPredicate, Failures};
 use predicate_extender::server::filter_result::filter_result;
-use predicate_extender::testing::{NodeBuilder, PodBuilder};
+use predicate_extender_testing::{NodeBuilder, PodBuilder};
 use proptest::prelude::*;
 
 /// Predicates without arguments that these clusters can make fail, in static (registry) order.
@@ -130,7 +130,7 @@ fn plan_of(mask: &[bool], always_check_all: bool) -> Plan {
         .iter()
         .zip(mask)
         .filter(|(_, keep)| **keep)
-        .map(|(name, _)| predicate_extender::registry::predicate(name).unwrap())
+        .map(|(name, _)| predicate_engine::registry::predicate(name).unwrap())
         .collect();
     Plan { always_check_all, ..Plan::of_predicates(predicates) }
 }

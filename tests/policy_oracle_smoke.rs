@@ -9,13 +9,12 @@
 //! Skipped (saying so) without Go, unless CI=true or PREDICATE_EXTENDER_E2E=require.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-#[path = "kube_cluster/binaries.rs"]
-mod binaries;
+use predicate_extender_testing::kube_cluster::binaries;
 
-use predicate_extender::engine::Evaluator;
-use predicate_extender::testing::oracle::{Case, Oracle};
-use predicate_extender::testing::policy_oracle::compare::compare;
-use predicate_extender::testing::policy_oracle::{extender, generate, run_oracle, PolicyCase};
+use predicate_engine::engine::Evaluator;
+use predicate_extender_testing::oracle::{Case, Oracle};
+use predicate_extender_testing::policy_oracle::compare::compare;
+use predicate_extender_testing::policy_oracle::{extender, generate, run_oracle, PolicyCase};
 
 const SEEDS: std::ops::Range<u64> = 1..5001;
 
@@ -82,7 +81,7 @@ fn the_policy_oracle_forgets_the_previous_cases_node_order() {
     let mut oracle = Oracle::start(&path).unwrap();
     let b_first = service_in_two_zones(("b", "z2"), ("a", "z1"));
     let a_first = service_in_two_zones(("a", "z1"), ("b", "z2"));
-    fn fits(answer: &predicate_extender::testing::policy_oracle::Answer) -> Vec<&str> {
+    fn fits(answer: &predicate_extender_testing::policy_oracle::Answer) -> Vec<&str> {
         answer.nodes.iter().filter(|(_, n)| n.fits).map(|(name, _)| name.as_str()).collect()
     }
     // Alone, each case answers by its own order: the pod on the first node listed decides.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use common::{cluster, config, TestServer};
 use predicate_extender::server::PolicySource;
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 /// A directory laid out as the kubelet lays out a ConfigMap volume:

@@ -25,7 +25,7 @@ fn report_job() -> Value {
 
 /// A pod of the demo cluster as its full object, found by UID.
 fn demo_pod(uid: &str) -> Value {
-    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
+    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_engine::cluster::source::demo::DEMO_YAML).unwrap();
     let pod = yaml["items"].as_array().unwrap().iter().find(|i| i["kind"] == "Pod" && i["metadata"]["uid"] == uid);
     serde_json::to_value(pod.unwrap_or_else(|| panic!("no demo pod {uid}"))).unwrap()
 }

@@ -31,7 +31,7 @@ async fn one_entry_per_candidate_in_request_order_in_both_modes() {
     }
 
     // The same nodes as objects (as kube-scheduler sends them without nodeCacheCapable).
-    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML).unwrap();
+    let yaml: serde_json::Value = serde_saphyr::from_str(predicate_engine::cluster::source::demo::DEMO_YAML).unwrap();
     let mut items = Vec::new();
     for name in order {
         let node = yaml["items"]

@@ -1,7 +1,7 @@
 //! What an operator deploys, run for real: the images built without Docker (image/build.sh),
 //! imported into containerd, and `manifests/` applied with kubectl's kustomize (only the image
 //! references overridden) to a cluster whose one real node is a kubelet built from the same
-//! `k8s.io/kubernetes` module as the control plane (tests/kube_cluster/node.rs). The cluster's own
+//! `k8s.io/kubernetes` module as the control plane (crates/testing/src/kube_cluster/node.rs). The cluster's own
 //! kube-scheduler places the Deployment's pods; kube-controller-manager runs the deployment,
 //! replicaset, service-account and root-CA controllers the Deployment and its projected token need.
 //!
@@ -15,7 +15,7 @@
 //! CI (`CI=true` or `PREDICATE_EXTENDER_E2E=require`), where that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-mod kube_cluster;
+use predicate_extender_testing::kube_cluster;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
@@ -34,7 +34,7 @@ use kube_cluster::node::{self, RealNode, NODE_NAME};
 use kube_cluster::objects::{create, node as fake_node};
 use kube_cluster::scheduler_config::{differences, LEASE_NAME, LEASE_NAMESPACE};
 use kube_cluster::{metric_sum, Binaries, Cluster, Options, DEADLINE};
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 const TEST: &str = "real-node";

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use cli::serve::ServeArgs;
 use cli::{Cli, Command};
-use predicate_extender::policy::{load, Overrides, Plan};
+use predicate_engine::policy::{load, Overrides, Plan};
 use predicate_extender::server::{ClusterSource, PolicySource};
 use serde::Deserialize;
 use serde_json::Value;
@@ -432,7 +432,7 @@ fn the_extender_is_told_of_the_kube_scheduler_beside_it() {
     let scheduler = scheduler_container(&deployment);
     let image = str_of(&scheduler["image"], "kube-scheduler's image");
     let tag = image.strip_prefix("registry.k8s.io/kube-scheduler:").unwrap_or_else(|| panic!("{image}"));
-    let version: predicate_extender::cluster::SchedulerVersion = tag.parse().unwrap();
+    let version: predicate_engine::cluster::SchedulerVersion = tag.parse().unwrap();
     assert_eq!(serve.kube_scheduler.kube_scheduler_version, version, "--kube-scheduler-version against {image}");
     let command = strings(&scheduler["command"], "kube-scheduler command");
     let config = flag_value(&command, "--config").expect("kube-scheduler's --config");

@@ -4,12 +4,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod child;
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::time::{Duration, Instant};
 
 use fake_apiserver::{node_json, pod_json, FakeApiServer};
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 /// A fake cluster with a node and a pending pod, and the binary watching it, ready.

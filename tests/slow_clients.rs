@@ -10,7 +10,7 @@
 
 mod child;
 mod common;
-mod pki;
+use predicate_extender_testing::pki;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -27,7 +27,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod common;
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -41,12 +41,12 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use common::model_diff::differences;
 use fake_apiserver::FakeApiServer;
-use predicate_extender::cluster::source::kube::{list_once, Connection};
-use predicate_extender::cluster::ObjectKind;
-use predicate_extender::gen_cluster::api_objects::{cluster_node, cluster_pod, pending_pod, pod};
-use predicate_extender::gen_cluster::generate::{ClusterSpec, Rng};
-use predicate_extender::gen_cluster::write::{extender_args, ArgsMode};
+use gen_cluster::api_objects::{cluster_node, cluster_pod, pending_pod, pod};
+use gen_cluster::generate::{ClusterSpec, Rng};
+use gen_cluster::write::{extender_args, ArgsMode};
+use predicate_engine::cluster::ObjectKind;
 use predicate_extender::server::{ClusterSource, ServeConfig};
+use predicate_extender::source::kube::{list_once, Connection};
 use serde_json::{json, Value};
 
 /// Set (to the kubeconfig path) in the extender process the soak starts.
@@ -127,7 +127,7 @@ impl Extender {
         let mut child = Command::new(exe)
             .args(["--exact", "soak_extender_process", "--ignored", "--nocapture", "--test-threads", "1"])
             .env(CHILD_ENV, kubeconfig)
-            .env("RUST_LOG", "warn,predicate_extender::cluster::source::kube::watch_loop=info")
+            .env("RUST_LOG", "warn,predicate_extender::source::kube::watch_loop=info")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(log).expect("the extender's log file"))

@@ -17,7 +17,7 @@
 //! the noise of a shared machine falls on each alike.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -26,8 +26,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use fake_apiserver::FakeApiServer;
-use predicate_extender::gen_cluster::api_objects::{cluster_node, cluster_pod};
-use predicate_extender::gen_cluster::generate::ClusterSpec;
+use gen_cluster::api_objects::{cluster_node, cluster_pod};
+use gen_cluster::generate::ClusterSpec;
 use serde_json::json;
 
 fn setting(name: &str, default: &str) -> String {
@@ -150,12 +150,8 @@ fn time_to_ready_and_resident_memory() {
     for &nodes in &sizes {
         let spec = ClusterSpec { nodes, ..ClusterSpec::default() };
         let file = dir.path().join(format!("cluster-{nodes}.json"));
-        let generated = Command::new(&bins[0].1)
-            .args(["gen-cluster", "--nodes", &nodes.to_string(), "--out"])
-            .arg(&file)
-            .status()
-            .expect("gen-cluster");
-        assert!(generated.success());
+        // `gen-cluster --nodes N --out FILE`.
+        gen_cluster::run(&spec, gen_cluster::Output::Cluster, &file).unwrap_or_else(|e| panic!("gen-cluster: {e}"));
         let api = runtime.block_on(FakeApiServer::start());
         populate(&api, &spec);
         let sources: [(&str, Vec<String>); 2] = [

@@ -8,8 +8,8 @@
 
 mod common;
 
-use predicate_extender::engine::Evaluator;
-use predicate_extender::policy::Plan;
+use predicate_engine::engine::Evaluator;
+use predicate_engine::policy::Plan;
 use predicate_extender::server::handlers::{filter_body, prioritize_body};
 use predicate_extender::server::large_bodies::LARGE_BODY_BYTES;
 use predicate_extender::server::AppState;

@@ -5,14 +5,14 @@
 
 mod child;
 mod common;
-mod pki;
+use predicate_extender_testing::pki;
 
 use std::sync::Arc;
 
 use common::config;
 use pki::{client_config, https_post, Ca, Leaf, SecretVolume};
 use predicate_extender::server::{start, ClusterSource, TlsFiles};
-use predicate_extender::testing::eventually;
+use predicate_extender_testing::eventually;
 
 fn demo_filter_body() -> Vec<u8> {
     std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/demo/filter-web-2.json")).unwrap()

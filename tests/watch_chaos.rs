@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod common;
-mod fake_apiserver;
+use predicate_extender_testing::fake_apiserver;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use common::model_diff::{differences, truth_snapshot};
 use common::{config, feasible, TestServer};
 use fake_apiserver::{node_json, pod_json, FakeApiServer, ListFault, WatchFault};
-use predicate_extender::cluster::source::kube::Connection;
 use predicate_extender::server::{ClusterSource, ServeConfig};
-use predicate_extender::testing::eventually;
+use predicate_extender::source::kube::Connection;
+use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 /// Long enough for a loaded 2-core machine; conditions are polled, never slept on.

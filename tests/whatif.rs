@@ -11,8 +11,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{cluster, config, fixture_path, TestServer};
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::gen_cluster::generate::{generate, ClusterSpec};
+use gen_cluster::generate::{generate, ClusterSpec};
+use predicate_engine::cluster::Snapshot;
 use predicate_extender::server::ClusterSource;
 use serde_json::{json, Value};
 
@@ -203,7 +203,7 @@ async fn one_at_a_time_under_its_own_deadline() {
     assert_eq!(json(&body1)["Error"], "the what-if report did not finish within --whatif-timeout 300ms");
     // Once the cancelled report has stopped, the next one runs.
     let next =
-        predicate_extender::testing::eventually("the cancelled whatif stopped", Duration::from_secs(20), || async {
+        predicate_extender_testing::eventually("the cancelled whatif stopped", Duration::from_secs(20), || async {
             let (status, body) = post(&server, "/whatif?scheduler=nobody", "application/json", policy.clone()).await;
             (status != 429).then_some((status, body))
         })

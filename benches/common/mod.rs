@@ -14,14 +14,14 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, SamplingMode};
-use predicate_extender::cluster::objects::{Node, Object, Pod};
-use predicate_extender::cluster::Snapshot;
-use predicate_extender::engine::evaluator::default_parallelism;
-use predicate_extender::engine::{CancelFlag, Candidate, Evaluator, RequestJob};
-use predicate_extender::gen_cluster::api_objects::{cluster_node, cluster_pod, pending_pod};
-use predicate_extender::gen_cluster::generate::{node_name, ClusterSpec};
-use predicate_extender::gen_cluster::write::{extender_args, ArgsMode};
-use predicate_extender::policy::Plan;
+use gen_cluster::api_objects::{cluster_node, cluster_pod, pending_pod};
+use gen_cluster::generate::{node_name, ClusterSpec};
+use gen_cluster::write::{extender_args, ArgsMode};
+use predicate_engine::cluster::objects::{Node, Object, Pod};
+use predicate_engine::cluster::Snapshot;
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::{CancelFlag, Candidate, Evaluator, RequestJob};
+use predicate_engine::policy::Plan;
 use rayon::prelude::*;
 
 /// The allocator the server runs with (`src/main.rs`), so the benches time what it does.

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use predicate_extender::testing::fuzz::files;
+use predicate_extender_testing::fuzz::files;
 
 fuzz_target!(|input: &[u8]| {
     if let Err(violation) = files::policy("policy.json", input) {

@@ -4,7 +4,7 @@
 use std::sync::LazyLock;
 
 use libfuzzer_sys::fuzz_target;
-use predicate_extender::testing::fuzz::{verbs, Harness};
+use predicate_extender_testing::fuzz::{verbs, Harness};
 
 static DEMO: LazyLock<Harness> = LazyLock::new(|| Harness::demo().unwrap_or_else(|e| panic!("{e}")));
 

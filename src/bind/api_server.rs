@@ -10,10 +10,10 @@ use std::time::Duration;
 use kube::{Api, Client};
 
 use crate::bind::{protobuf, BindError, Binder};
-use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::objects::Pod;
-use crate::cluster::source::kube::lean::LeanPod;
+use crate::source::kube::lean::LeanPod;
 use crate::wire::ExtenderBindingArgs;
+use predicate_engine::cluster::model_writer::ModelWriter;
+use predicate_engine::cluster::objects::Pod;
 
 /// Attempts on connection errors (the request never reached the API server), and the pause
 /// before each retry.

@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::bind::{BindError, Binder};
-use crate::cluster::ClusterStore;
 use crate::wire::ExtenderBindingArgs;
+use predicate_engine::cluster::ClusterStore;
 
 /// Binds into the in-memory cluster model (snapshot file and demo cluster).
 #[derive(Debug)]
@@ -67,8 +67,8 @@ impl Binder for ModelBinder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::Snapshot;
-    use crate::testing::{NodeBuilder, PodBuilder};
+    use predicate_engine::cluster::Snapshot;
+    use predicate_engine::testing::{NodeBuilder, PodBuilder};
 
     fn binder() -> ModelBinder {
         let snapshot = Snapshot::build(

@@ -3,7 +3,6 @@
 //! generator's spec). The library knows nothing of it.
 
 pub(crate) mod explain;
-pub(crate) mod gen_cluster;
 pub(crate) mod scheduler_config;
 pub(crate) mod serve;
 pub(crate) mod whatif;
@@ -12,10 +11,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use predicate_extender::cluster::source::kube::default_connection;
-use predicate_extender::cluster::source::ClusterSource;
-use predicate_extender::cluster::SchedulerVersion;
+use predicate_engine::cluster::SchedulerVersion;
 use predicate_extender::explain::kube_scheduler::{ConfigError, KubeSchedulerConfig};
+use predicate_extender::source::kube::default_connection;
+use predicate_extender::source::ClusterSource;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -38,8 +37,6 @@ pub(crate) enum Command {
     /// Explain why a pod fits each node or not: the summary, the failing nodes by reason, the
     /// best-scored nodes and hints; every predicate on chosen nodes (--node) or all (--all).
     Explain(explain::ExplainArgs),
-    /// Write a synthetic cluster snapshot, a pending pod or a /filter request, for measurements.
-    GenCluster(gen_cluster::GenClusterArgs),
     /// Print kube-scheduler's configuration with its own plugins that the Policy's predicates and
     /// priorities replace turned off, each commented (docs/operations.md).
     SchedulerConfig(scheduler_config::SchedulerConfigArgs),

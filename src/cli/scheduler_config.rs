@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use predicate_extender::policy::{read, PolicyError};
+use predicate_engine::policy::{read, PolicyError};
 use predicate_extender::scheduler_config::{disabled, kept, policy_plugins, render};
 
 #[derive(Debug, Args)]

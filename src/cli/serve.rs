@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use predicate_extender::engine::OrderingMode;
-use predicate_extender::quantity::Quantity;
+use predicate_engine::engine::OrderingMode;
+use predicate_engine::quantity::Quantity;
 use predicate_extender::server::{ConnectionLimits, PolicySource, ServeConfig, TlsFiles};
 
 use super::{ClusterArgs, KubeSchedulerArgs};

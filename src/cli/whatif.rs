@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use predicate_extender::engine::evaluator::default_parallelism;
-use predicate_extender::engine::{CancelFlag, Evaluator, Plan};
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::{CancelFlag, Evaluator, Plan};
+use predicate_engine::policy::Overrides;
 use predicate_extender::explain::source::load_snapshot;
 use predicate_extender::explain::table::Style;
-use predicate_extender::policy::Overrides;
 use predicate_extender::whatif::render::render;
 use predicate_extender::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
 
@@ -58,7 +58,7 @@ pub(crate) struct WhatifArgs {
 }
 
 fn load(flag: &'static str, path: &std::path::Path) -> Result<Plan, WhatifError> {
-    predicate_extender::policy::load(path, Overrides::default())
+    predicate_engine::policy::load(path, Overrides::default())
         .map(|l| l.plan)
         .map_err(|source| WhatifError::Policy { flag, source })
 }

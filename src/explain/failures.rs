@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::explain::report::NodeReport;
-use crate::predicates::match_inter_pod_affinity::ERR_POD_AFFINITY_NOT_MATCH;
+use predicate_engine::predicates::match_inter_pod_affinity::ERR_POD_AFFINITY_NOT_MATCH;
 
 /// Example node names shown per group.
 pub const EXAMPLES: usize = 3;

@@ -10,15 +10,15 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, Taint};
 use serde::Serialize;
 
-use crate::cluster::resources::{Resource, CPU, EPHEMERAL_STORAGE, MEMORY};
 use crate::explain::failures::{failures_of, FailureGroup};
 use crate::explain::report::EvaluatedNode;
-use crate::framework::PodContext;
-use crate::labels::selectors::NodeSelectorTerms;
-use crate::plugin_helpers::tolerations::{untolerated, TaintEffects};
-use crate::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
-use crate::predicates::pod_fits_host_ports::ERR_POD_NOT_FITS_HOST_PORTS;
-use crate::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
+use predicate_engine::cluster::resources::{Resource, CPU, EPHEMERAL_STORAGE, MEMORY};
+use predicate_engine::framework::PodContext;
+use predicate_engine::labels::selectors::NodeSelectorTerms;
+use predicate_engine::plugin_helpers::tolerations::{untolerated, TaintEffects};
+use predicate_engine::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
+use predicate_engine::predicates::pod_fits_host_ports::ERR_POD_NOT_FITS_HOST_PORTS;
+use predicate_engine::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
 
 /// At most this many hints, for the largest groups that have one.
 pub const MAX_HINTS: usize = 5;
@@ -60,7 +60,7 @@ fn members<'a>(evaluated: &'a [EvaluatedNode], g: &'a FailureGroup) -> impl Iter
 fn hint_for(pod: &PodContext, evaluated: &[EvaluatedNode], g: &FailureGroup) -> Option<String> {
     let reason = g.reason.as_str();
     if reason == ERR_TAINTS_TOLERATIONS_NOT_MATCH.message {
-        let effects = if g.predicate == crate::predicates::pod_tolerates_node_taints::NO_EXECUTE_NAME {
+        let effects = if g.predicate == predicate_engine::predicates::pod_tolerates_node_taints::NO_EXECUTE_NAME {
             TaintEffects::NoExecute
         } else {
             TaintEffects::DoNotSchedule
@@ -228,7 +228,11 @@ fn ports_hint(evaluated: &[EvaluatedNode], g: &FailureGroup) -> Option<String> {
     for (e, only) in members(evaluated, g) {
         alone += usize::from(only);
         for p in &e.facts.taken_ports {
-            let ip = if p.ip == crate::cluster::host_ports::ANY_IP { String::new() } else { format!("{}:", p.ip) };
+            let ip = if p.ip == predicate_engine::cluster::host_ports::ANY_IP {
+                String::new()
+            } else {
+                format!("{}:", p.ip)
+            };
             *counts.entry(format!("hostPort {ip}{}/{}", p.port, p.protocol)).or_default() += 1;
         }
     }
@@ -324,12 +328,12 @@ fn selector_hint(pod: &PodContext, evaluated: &[EvaluatedNode]) -> Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::objects::Pod;
-    use crate::cluster::Snapshot;
-    use crate::engine::{CancelFlag, Evaluator};
     use crate::explain::report::{build, Report};
-    use crate::policy::Plan;
-    use crate::testing::{requirement, term, NodeBuilder, PodBuilder};
+    use predicate_engine::cluster::objects::Pod;
+    use predicate_engine::cluster::Snapshot;
+    use predicate_engine::engine::{CancelFlag, Evaluator};
+    use predicate_engine::policy::Plan;
+    use predicate_engine::testing::{requirement, term, NodeBuilder, PodBuilder};
 
     /// The report of `pod` under the default plan.
     fn report(nodes: Vec<NodeBuilder>, pods: Vec<PodBuilder>, pod: Pod) -> Report {

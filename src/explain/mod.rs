@@ -29,22 +29,22 @@ use std::path::PathBuf;
 
 pub use report::Report;
 
-use crate::cluster::source::ClusterSource;
-use crate::cluster::SchedulerVersion;
-use crate::engine::evaluator::default_parallelism;
-use crate::engine::{CancelFlag, Evaluator};
 use crate::explain::kube_scheduler::KubeSchedulerConfig;
-use crate::policy::{Overrides, Plan};
+use crate::source::ClusterSource;
+use predicate_engine::cluster::SchedulerVersion;
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::{CancelFlag, Evaluator};
+use predicate_engine::policy::{Overrides, Plan};
 
 /// Why `explain` could not run. Each message names the flag or file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum ExplainError {
     /// The cluster file or the demo cluster could not be read.
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::source::SourceError),
+    Cluster(#[from] predicate_engine::cluster::source::SourceError),
     /// The Policy file is invalid.
     #[error(transparent)]
-    Policy(#[from] crate::policy::PolicyError),
+    Policy(#[from] predicate_engine::policy::PolicyError),
     /// The pod file does not hold exactly one Pod.
     #[error("--pod {file}: {message}")]
     Pod { file: String, message: String },
@@ -59,10 +59,10 @@ pub enum ExplainError {
     Evaluator(String),
     /// The evaluation was cancelled (the server's request deadline).
     #[error(transparent)]
-    Cancelled(#[from] crate::engine::Cancelled),
+    Cancelled(#[from] predicate_engine::engine::Cancelled),
     /// A predicate's prepared state was missing: the evaluation is not to be trusted.
     #[error(transparent)]
-    MissingState(#[from] crate::framework::MissingState),
+    MissingState(#[from] predicate_engine::framework::MissingState),
     /// `--scheduler-config`.
     #[error("--scheduler-config {0}")]
     SchedulerConfig(#[from] kube_scheduler::ConfigError),
@@ -71,11 +71,11 @@ pub enum ExplainError {
     Flags(String),
 }
 
-impl From<crate::engine::EvaluationError> for ExplainError {
-    fn from(e: crate::engine::EvaluationError) -> Self {
+impl From<predicate_engine::engine::EvaluationError> for ExplainError {
+    fn from(e: predicate_engine::engine::EvaluationError) -> Self {
         match e {
-            crate::engine::EvaluationError::Cancelled(c) => ExplainError::Cancelled(c),
-            crate::engine::EvaluationError::MissingState(m) => ExplainError::MissingState(m),
+            predicate_engine::engine::EvaluationError::Cancelled(c) => ExplainError::Cancelled(c),
+            predicate_engine::engine::EvaluationError::MissingState(m) => ExplainError::MissingState(m),
         }
     }
 }
@@ -106,7 +106,7 @@ pub fn explain(request: &ExplainRequest) -> Result<Report, ExplainError> {
     // that already runs) must not hold its own resources.
     snapshot.remove_pod(&(pod.metadata.namespace.clone(), pod.metadata.name.clone()));
     let plan = match &request.policy {
-        Some(path) => crate::policy::load(path, Overrides::default())?.plan,
+        Some(path) => predicate_engine::policy::load(path, Overrides::default())?.plan,
         None => Plan::default_plan(),
     };
     let evaluator = Evaluator::new(default_parallelism()).map_err(|e| ExplainError::Evaluator(e.to_string()))?;

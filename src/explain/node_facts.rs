@@ -2,10 +2,10 @@
 //! resource the pod asks for was free, and which of the pod's host ports were taken. Read from the
 //! same `NodeInfo` the predicates saw, so pass 1 counts the nominated pods it added.
 
-use crate::cluster::host_ports::HostPort;
-use crate::cluster::resources::Resource;
-use crate::cluster::NodeInfo;
-use crate::framework::PodContext;
+use predicate_engine::cluster::host_ports::HostPort;
+use predicate_engine::cluster::resources::Resource;
+use predicate_engine::cluster::NodeInfo;
+use predicate_engine::framework::PodContext;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeFacts {
@@ -43,7 +43,7 @@ impl NodeFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{NodeBuilder, PodBuilder};
+    use predicate_engine::testing::{NodeBuilder, PodBuilder};
 
     #[test]
     fn free_is_allocatable_minus_requests_and_taken_ports_are_the_pods_own() {

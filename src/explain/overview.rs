@@ -150,11 +150,11 @@ fn score_rows(scores: &Scores, shown: &[&NodeScores], style: Style, out: &mut St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::Snapshot;
-    use crate::engine::{CancelFlag, Evaluator};
     use crate::explain::report::{build, Against};
-    use crate::policy::Plan;
-    use crate::testing::{NodeBuilder, PodBuilder};
+    use predicate_engine::cluster::Snapshot;
+    use predicate_engine::engine::{CancelFlag, Evaluator};
+    use predicate_engine::policy::Plan;
+    use predicate_engine::testing::{NodeBuilder, PodBuilder};
 
     fn flag(name: &str) -> String {
         format!("--{name}")
@@ -164,7 +164,8 @@ mod tests {
     fn without_priorities_the_feasible_nodes_are_listed_not_ranked() {
         let nodes = ["a", "b", "c", "d"].map(|n| NodeBuilder::new(n).build());
         let snapshot = Snapshot::build(nodes, []);
-        let plan = Plan::of_predicates(crate::registry::predicate("CheckNodeCondition").into_iter().collect());
+        let plan =
+            Plan::of_predicates(predicate_engine::registry::predicate("CheckNodeCondition").into_iter().collect());
         let evaluator = Evaluator::new(1).unwrap();
         let report = build(
             Against::shipped(&plan, &snapshot),

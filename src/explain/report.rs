@@ -7,17 +7,17 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::cluster::objects::Pod;
-use crate::cluster::{NodeInfo, PodInfo, Snapshot};
-use crate::engine::fits::{double_pass, nominated_to_add, run_predicates_observed, Passes};
-use crate::engine::prioritize::{breakdown, combine};
-use crate::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
 use crate::explain::failures::{group, FailureGroup};
 use crate::explain::hints::{hints, Hint};
 use crate::explain::kube_scheduler::{self, KubeSchedulerConfig, KubeSchedulerView};
 use crate::explain::node_facts::NodeFacts;
 use crate::explain::ExplainError;
-use crate::framework::{Candidate, ClusterView, MissingState, PodContext, Reason};
+use predicate_engine::cluster::objects::Pod;
+use predicate_engine::cluster::{NodeInfo, PodInfo, Snapshot};
+use predicate_engine::engine::fits::{double_pass, nominated_to_add, run_predicates_observed, Passes};
+use predicate_engine::engine::prioritize::{breakdown, combine};
+use predicate_engine::engine::{CancelFlag, Evaluator, OrderingMode, Plan, Prepared};
+use predicate_engine::framework::{Candidate, ClusterView, MissingState, PodContext, Reason};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -316,10 +316,10 @@ fn ranks(scores: &[i64], sums: &[i64]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    use crate::testing::{NodeBuilder, PodBuilder};
+    use predicate_engine::testing::{NodeBuilder, PodBuilder};
 
     fn plan(names: &[&str]) -> Plan {
-        Plan::of_predicates(names.iter().map(|n| crate::registry::predicate(n).unwrap()).collect())
+        Plan::of_predicates(names.iter().map(|n| predicate_engine::registry::predicate(n).unwrap()).collect())
     }
 
     fn run(plan: &Plan, pod: Pod, snapshot: &Snapshot, detail: &[&str]) -> Result<Report, ExplainError> {
@@ -412,13 +412,13 @@ mod tests {
     /// SCORE row `/prioritize` would answer (the same combine).
     #[test]
     fn a_policy_with_resource_limits_and_ignored_resources() {
-        let plan = crate::policy::parse(
+        let plan = predicate_engine::policy::parse(
             "policy.json",
             r#"{"kind":"Policy","apiVersion":"v1",
                 "predicates":[{"name":"PodFitsResources","argument":{"ignoredResources":["example.com/foo"]}}],
                 "priorities":[{"name":"ResourceLimitsPriority","weight":2},{"name":"EqualPriority","weight":1}]}"#
                 .as_bytes(),
-            crate::policy::Overrides::default(),
+            predicate_engine::policy::Overrides::default(),
         )
         .unwrap();
         let snapshot = Snapshot::build(

@@ -3,11 +3,12 @@
 
 use std::path::Path;
 
-use crate::cluster::objects::Pod;
-use crate::cluster::source::kube::list_once;
-use crate::cluster::source::{load_file, ClusterSource, Objects, Opened};
-use crate::cluster::{SchedulerVersion, Snapshot};
 use crate::explain::ExplainError;
+use crate::source::kube::list_once;
+use crate::source::{ClusterSource, Opened};
+use predicate_engine::cluster::objects::Pod;
+use predicate_engine::cluster::source::{load_file, Objects};
+use predicate_engine::cluster::{SchedulerVersion, Snapshot};
 
 /// The cluster as it is now: a fixed source's model, or a live cluster listed once.
 pub fn load_snapshot(source: &ClusterSource, version: SchedulerVersion) -> Result<Snapshot, ExplainError> {

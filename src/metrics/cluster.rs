@@ -11,9 +11,9 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Unit;
 
-use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::source::kube::{WatchHealth, WATCHED_KINDS};
-use crate::cluster::ClusterStore;
+use crate::source::kube::{WatchHealth, WATCHED_KINDS};
+use predicate_engine::cluster::model_writer::ModelWriter;
+use predicate_engine::cluster::ClusterStore;
 
 #[derive(Debug)]
 pub struct ClusterCollector {

@@ -14,7 +14,7 @@
 //!   Upstream times every node of a sampled scheduling cycle
 //!   (`rand.Intn(100) < pluginMetricsSamplePercent`, 10, in `schedule_one.go`); the engine times
 //!   the same share, one candidate in ten of every /filter from a random offset
-//!   ([`crate::engine::observe::Sampler`]), so no request pays for all of it at once. Status as
+//!   ([`predicate_engine::engine::observe::Sampler`]), so no request pays for all of it at once. Status as
 //!   upstream's codes: `Success`, `Unschedulable`, `UnschedulableAndUnresolvable`.
 //! - `plugin_evaluation_total{plugin,extension_point,profile}`: counter. Upstream counts every
 //!   Filter call; we count the same from the verdicts, per request: a node that fails at a
@@ -46,10 +46,10 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
-use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::source::kube::WatchHealth;
-use crate::cluster::ClusterStore;
-use crate::engine::Plan;
+use crate::source::kube::WatchHealth;
+use predicate_engine::cluster::model_writer::ModelWriter;
+use predicate_engine::cluster::ClusterStore;
+use predicate_engine::engine::Plan;
 
 /// The media type of [`Metrics::encode`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

@@ -11,8 +11,8 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
-use crate::engine::ordering::OrderingView;
-use crate::engine::Plan;
+use predicate_engine::engine::ordering::OrderingView;
+use predicate_engine::engine::Plan;
 
 #[derive(Debug)]
 pub struct OrderingCollector {

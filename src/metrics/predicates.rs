@@ -16,11 +16,11 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::exponential_buckets;
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::engine::observe::Outcome;
-use crate::engine::{FilterReport, Plan};
-use crate::framework::AnyPredicate;
 use crate::metrics::duration_histogram::{DurationHistogram, Tally};
 use crate::metrics::PROFILE;
+use predicate_engine::engine::observe::Outcome;
+use predicate_engine::engine::{FilterReport, Plan};
+use predicate_engine::framework::AnyPredicate;
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct EvaluationLabels {
@@ -219,10 +219,10 @@ impl PredicateMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::observe::Rejected;
+    use predicate_engine::engine::observe::Rejected;
 
     fn plan(names: &[&str]) -> Plan {
-        Plan::of_predicates(names.iter().map(|n| crate::registry::predicate(n).unwrap()).collect())
+        Plan::of_predicates(names.iter().map(|n| predicate_engine::registry::predicate(n).unwrap()).collect())
     }
 
     fn counts(m: &PredicateMetrics) -> Vec<(u64, u64)> {
@@ -269,21 +269,22 @@ mod tests {
     }
 
     /// A /filter job of the demo's pending pod web-2 over the demo's six nodes.
-    fn demo_job(plan: &Plan, timed: bool) -> crate::engine::RequestJob {
-        let snapshot = std::sync::Arc::new(crate::cluster::source::demo::demo_objects().unwrap().into_snapshot());
-        let pod = crate::testing::PodBuilder::new("web-2").req(&[("cpu", "1")]).build();
+    fn demo_job(plan: &Plan, timed: bool) -> predicate_engine::engine::RequestJob {
+        let snapshot =
+            std::sync::Arc::new(predicate_engine::cluster::source::demo::demo_objects().unwrap().into_snapshot());
+        let pod = predicate_engine::testing::PodBuilder::new("web-2").req(&[("cpu", "1")]).build();
         let candidates = snapshot
             .node_names()
             .into_iter()
-            .map(|n| crate::engine::Candidate::by_name(&snapshot, n.to_string()))
+            .map(|n| predicate_engine::engine::Candidate::by_name(&snapshot, n.to_string()))
             .collect();
-        crate::engine::RequestJob {
+        predicate_engine::engine::RequestJob {
             plan: std::sync::Arc::new(plan.clone()),
             pod,
             snapshot,
             candidates,
             from_request_nodes: false,
-            cancel: crate::engine::CancelFlag::new(),
+            cancel: predicate_engine::engine::CancelFlag::new(),
             timed: timed.into(),
         }
     }
@@ -313,7 +314,7 @@ mod tests {
     #[test]
     fn sampled_requests_time_every_predicate_on_every_node_and_others_none() {
         let plan = plan(&NAMES);
-        let evaluator = crate::engine::Evaluator::new(2).unwrap();
+        let evaluator = predicate_engine::engine::Evaluator::new(2).unwrap();
         let untimed = demo_job(&plan, false).filter(&evaluator).unwrap();
         let mut registry = Registry::default();
         let never = PredicateMetrics::register(&mut registry, &plan);

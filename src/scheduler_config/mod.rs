@@ -9,10 +9,10 @@ pub mod replaced;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use crate::policy::file::decode;
-use crate::policy::{parse, Overrides, PolicyError};
-use crate::registry::validate::{predicate_plugin, priority_plugin};
-use crate::registry::{PREDICATES, PRIORITIES};
+use predicate_engine::policy::file::decode;
+use predicate_engine::policy::{parse, Overrides, PolicyError};
+use predicate_engine::registry::validate::{predicate_plugin, priority_plugin};
+use predicate_engine::registry::{PREDICATES, PRIORITIES};
 
 pub use replaced::{disabled, kept, Disabled, Point, KEPT};
 

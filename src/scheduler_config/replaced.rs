@@ -201,7 +201,7 @@ fn replaced<'p>(policy: &'p BTreeSet<&'static str>) -> impl Iterator<Item = (&'s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::registry::{PREDICATES, PRIORITIES};
+    use predicate_engine::registry::{PREDICATES, PRIORITIES};
 
     fn names(disabled: &[Disabled], point: Point) -> Vec<&'static str> {
         disabled.iter().filter(|d| d.point == point).map(|d| d.plugin).collect()

@@ -14,10 +14,10 @@ use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::json;
 
-use crate::cluster::source::kube::WatchHealth;
-use crate::engine::ordering::OrderingView;
 use crate::metrics::{Metrics, CONTENT_TYPE};
 use crate::server::policy_reload::PlanCell;
+use crate::source::kube::WatchHealth;
+use predicate_engine::engine::ordering::OrderingView;
 
 /// Set once the server listens; with a live source, also asks the watches.
 #[derive(Debug, Default)]

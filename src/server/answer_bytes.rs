@@ -55,6 +55,7 @@ impl From<Vec<u8>> for AnswerBytes {
 impl AnswerBytes {
     /// The answer in one buffer (the fuzz targets and tests compare it whole). Fails only if a
     /// kept item cannot be read back.
+    #[cfg(any(test, feature = "test-util"))]
     pub(crate) fn into_vec(self) -> io::Result<Vec<u8>> {
         let mut whole = Vec::with_capacity(self.len);
         let mut reader = self.archive.map(ArchiveReader::new);

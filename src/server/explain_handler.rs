@@ -18,8 +18,6 @@ use axum::http::header::{ACCEPT, CONTENT_TYPE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
-use crate::cluster::source::parse_objects;
-use crate::engine::{CancelFlag, Cancelled, Evaluator};
 use crate::explain::kube_scheduler::ConfigError;
 use crate::explain::report::{build, Against};
 use crate::explain::source::single_pod;
@@ -30,6 +28,8 @@ use crate::server::body::read_body;
 use crate::server::handlers::{body_refused, run_on_pool, with_error_mark, PoolRequest, Subject};
 use crate::server::verb::{Verb, VerbError};
 use crate::server::AppState;
+use predicate_engine::cluster::source::parse_objects;
+use predicate_engine::engine::{CancelFlag, Cancelled, Evaluator};
 
 /// What the client reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,9 +6,9 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::engine::{Candidate, Verdict};
-use crate::framework::Reason;
 use crate::wire::{ExtenderFilterResult, NodeListOut};
+use predicate_engine::engine::{Candidate, Verdict};
+use predicate_engine::framework::Reason;
 
 /// The message for a node the cluster model does not know.
 pub const UNKNOWN_NODE: &str = "node is not in the extender's cluster cache yet";
@@ -35,7 +35,7 @@ pub fn filter_result<'a>(
                 result.failed_nodes.insert(name, Cow::Borrowed(UNKNOWN_NODE));
             }
             Verdict::Fails(reasons) => {
-                let text = crate::framework::reason::joined(reasons);
+                let text = predicate_engine::framework::reason::joined(reasons);
                 tracing::debug!(pod = %pod_key, node = name, reasons = %text, "node does not fit");
                 if reasons.iter().all(Reason::is_resolvable) {
                     result.failed_nodes.insert(name, text);

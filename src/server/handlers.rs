@@ -17,14 +17,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::value::RawValue;
 
-use crate::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob, Timed};
 use crate::metrics::phases::{Phase, PhaseClock};
 use crate::metrics::requests::{AnsweredWithError, CandidateForm};
-use crate::parallel::map_where_running;
 use crate::server::answer_bytes::{AnswerBytes, Pieces};
 use crate::server::body::{declared_length, read_body, BodyError};
 use crate::server::item_archive::ItemArchive;
 use crate::server::large_bodies::{Admitted, TurnNotReached};
+use crate::server::pool;
 use crate::server::streamed_nodes::{read_streamed, StreamedBody};
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
@@ -33,6 +32,8 @@ use crate::wire::{
     Candidates, ExtenderArgs, ExtenderBindingArgs, ExtenderBindingResult, ExtenderFilterResult,
     ExtenderPreemptionResult, HostPriority,
 };
+use predicate_engine::engine::{CancelFlag, Cancelled, Candidate, EvaluationError, Evaluator, RequestJob, Timed};
+use predicate_engine::parallel::map_where_running;
 
 /// Cancels the node evaluation when the handler is dropped: the client went away.
 pub(crate) struct CancelOnDrop(pub(crate) CancelFlag);
@@ -169,7 +170,7 @@ async fn run_on_pool_within<R: Send + 'static>(
 ) -> Result<R, Unanswered> {
     let PoolRequest { verb, subject, cancel } = request;
     let _cancel_on_drop = CancelOnDrop(cancel.clone());
-    let rx = state.evaluator.spawn(work);
+    let rx = pool::on_pool(&state.evaluator, work);
     match tokio::time::timeout(left, rx).await {
         Ok(Ok(Ok(v))) => {
             evaluated(state, verb, &subject);
@@ -323,7 +324,7 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock
     let answer = Answer { feasible: Some(feasible), ..Answer::json_sharing(StatusCode::OK, &result, request.body) };
     drop(result);
     let metrics = Arc::clone(&state.metrics);
-    ev.after_answer(move || {
+    pool::after_answer(ev, move || {
         metrics.predicates.record_timings(&job.plan, &filtered.report);
         drop((job, prepared, filtered));
     });
@@ -335,20 +336,25 @@ fn filter_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseClock
 type VerbWork = fn(&Incoming<'_>, &Evaluator, &mut PhaseClock) -> Result<Answer, Cancelled>;
 
 /// A verb's answer made without HTTP: the status and the JSON body.
+#[cfg(any(test, feature = "test-util"))]
 pub type BodyAnswer = Result<(StatusCode, Vec<u8>), Cancelled>;
 
 /// A /filter body answered as the handler answers it once the body is in (decode, resolve,
 /// evaluate on `ev`, encode), without HTTP or a deadline: the status and the JSON body. For the
-/// fuzz targets and the replay of their findings.
+/// fuzz targets and the replay of their findings (the `test-util` feature; the shipped binary has no
+/// such entry).
+#[cfg(any(test, feature = "test-util"))]
 pub fn filter_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAnswer {
     answer_body(filter_on_pool, state, body, ev)
 }
 
 /// [`filter_body`] for /prioritize.
+#[cfg(any(test, feature = "test-util"))]
 pub fn prioritize_body(state: &AppState, body: &[u8], ev: &Evaluator) -> BodyAnswer {
     answer_body(prioritize_on_pool, state, body, ev)
 }
 
+#[cfg(any(test, feature = "test-util"))]
 fn answer_body(work: VerbWork, state: &AppState, bytes: &[u8], ev: &Evaluator) -> BodyAnswer {
     let (subject, cancel) = (Subject::default(), CancelFlag::new());
     let body = RequestBody::Whole(Bytes::copy_from_slice(bytes));
@@ -565,7 +571,7 @@ fn prioritize_on_pool(request: &Incoming<'_>, ev: &Evaluator, clock: &mut PhaseC
         })
         .collect();
     let answer = Answer::json(StatusCode::OK, &list, false);
-    ev.after_answer(move || drop((job, list)));
+    pool::after_answer(ev, move || drop((job, list)));
     clock.lap(Phase::Encode);
     Ok(answer)
 }

@@ -4,8 +4,7 @@
 //! at 5,000 nodes; the server holds its decoded nodes and (for /filter) its items, compressed, until
 //! the answer has been written (`server::streamed_nodes`): 55-70 MiB at 5,000 nodes, and decoding
 //! one uses both cores. A large body waits for the one before it to be answered, answer sent,
-//! before it is read, so the peak is that of one (docs/performance.md, "Full `Nodes` requests:
-//! memory"); small bodies (`NodeNames`, every other verb) are never held. kube-scheduler calls the
+//! before it is read, so the peak is that of one (docs/operations.md, "Memory"); small bodies (`NodeNames`, every other verb) are never held. kube-scheduler calls the
 //! extender from one scheduling cycle at a time, so the wait is rare: a second client, or a
 //! /prioritize beside a /filter.
 

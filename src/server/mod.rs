@@ -11,6 +11,7 @@ mod item_archive;
 pub mod large_bodies;
 pub mod listener;
 pub mod policy_reload;
+mod pool;
 pub mod preempt_handler;
 pub mod reload;
 mod streamed_nodes;
@@ -31,18 +32,18 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::bind::{ApiServerBinder, Binder, ModelBinder};
-use crate::cluster::model_writer::ModelWriter;
-use crate::cluster::source::kube::{WatchHealth, WatchSettings, WATCHED_KINDS};
-use crate::cluster::source::Opened;
-use crate::cluster::{ClusterStore, SchedulerVersion, Snapshot};
-use crate::engine::evaluator::default_parallelism;
-use crate::engine::observe::Sampler;
-use crate::engine::{Evaluator, OrderingMode, Plan};
 use crate::explain::kube_scheduler::{ConfigError, KubeSchedulerConfig};
 use crate::metrics::Metrics;
 use crate::server::large_bodies::LargeBodies;
+use crate::source::kube::{WatchHealth, WatchSettings, WATCHED_KINDS};
+use crate::source::Opened;
+use predicate_engine::cluster::model_writer::ModelWriter;
+use predicate_engine::cluster::{ClusterStore, SchedulerVersion, Snapshot};
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::observe::Sampler;
+use predicate_engine::engine::{Evaluator, OrderingMode, Plan};
 // `ServeConfig::cluster`'s type (defined with the sources), named beside the config.
-pub use crate::cluster::source::ClusterSource;
+pub use crate::source::ClusterSource;
 pub use admin::Readiness;
 pub use connections::ConnectionLimits;
 use policy_reload::{log_plan, PlanCell, ReloadingPolicy};
@@ -169,7 +170,8 @@ pub struct AppState {
 impl AppState {
     /// The state of a server on a fixed model (as from a snapshot file or the demo cluster: no
     /// watches, binds go into the model) with the CLI's default limits: for answering the verbs
-    /// without the listeners (the fuzz targets, tools).
+    /// without the listeners (the fuzz checks and tests: the `test-util` feature).
+    #[cfg(any(test, feature = "test-util"))]
     pub fn fixed(snapshot: Snapshot, plan: Plan, evaluator: Evaluator) -> AppState {
         let defaults = ServeConfig::new(ClusterSource::Demo);
         let kube_scheduler = KubeSchedulerConfig::shipped();
@@ -211,11 +213,11 @@ impl AppState {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::source::SourceError),
+    Cluster(#[from] predicate_engine::cluster::source::SourceError),
     #[error(transparent)]
-    Policy(#[from] crate::policy::PolicyError),
+    Policy(#[from] predicate_engine::policy::PolicyError),
     #[error(transparent)]
-    Connect(#[from] crate::cluster::source::kube::ConnectError),
+    Connect(#[from] crate::source::kube::ConnectError),
     #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("--scheduler-config {0}")]
@@ -311,11 +313,11 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
     Ok(match config.cluster.open(config.scheduler_version)? {
         Opened::Fixed(snapshot) => fixed(snapshot),
         Opened::Live(connection) => {
-            let client = crate::cluster::source::kube::connect(connection).await?;
+            let client = crate::source::kube::connect(connection).await?;
             let store = Arc::new(ClusterStore::new(Snapshot::empty(config.scheduler_version)));
             let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));
             let watches = Arc::new(WatchHealth::new(WATCHED_KINDS, config.max_cache_staleness));
-            let background = crate::cluster::source::kube::start(&client, &writer, &watches, config.watch);
+            let background = crate::source::kube::start(&client, &writer, &watches, config.watch);
             let binder = ApiServerBinder::new(client, Arc::clone(&writer), config.assume_ttl, config.request_timeout);
             tracing::info!(?connection, "watching the API server");
             Model { store, binder: Arc::new(binder), watches: Some(watches), writer: Some(writer), background }
@@ -328,7 +330,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let tls = config.tls.clone().map(tls::ReloadingTls::load).transpose()?.map(Arc::new);
     let kube_scheduler = KubeSchedulerConfig::load(config.scheduler_config.as_deref())?;
     // An invalid Policy file at startup is an error; later, a change that does not load is not.
-    let overrides = crate::policy::Overrides { ordering: config.predicate_ordering };
+    let overrides = predicate_engine::policy::Overrides { ordering: config.predicate_ordering };
     let in_memory = |plan: Plan| match overrides.ordering {
         Some(mode) => plan.with_ordering(mode),
         None => plan,
@@ -336,7 +338,7 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     let (policy_file, plan) = match &config.policy {
         PolicySource::Default => (None, in_memory(Plan::default_plan())),
         PolicySource::File(path) => {
-            let loaded = crate::policy::load(path, overrides)?;
+            let loaded = predicate_engine::policy::load(path, overrides)?;
             (Some((path.clone(), loaded.bytes)), loaded.plan)
         }
         PolicySource::Plan(plan) => (None, in_memory(plan.clone())),

@@ -10,11 +10,11 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use crate::engine::Plan;
 use crate::metrics::policy::ActivePolicy;
 use crate::metrics::Metrics;
-use crate::policy::{self, Overrides, PolicyError};
 use crate::server::reload::{LastSeen, Reload, Reloadable};
+use predicate_engine::engine::Plan;
+use predicate_engine::policy::{self, Overrides, PolicyError};
 
 /// The plan in force, swapped whole on a reload.
 pub type PlanCell = ArcSwap<Plan>;
@@ -92,7 +92,7 @@ impl Reloadable for ReloadingPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::{ClusterStore, Snapshot};
+    use predicate_engine::cluster::{ClusterStore, Snapshot};
 
     const A: &str = r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"HostName"}]}"#;
     const B: &str = r#"{"kind":"Policy","apiVersion":"v1","predicates":[{"name":"PodFitsHostPorts"}]}"#;

@@ -14,20 +14,20 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 
-use crate::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
-use crate::engine::{CancelFlag, EvaluationError, Evaluator};
 use crate::server::body::read_body;
 use crate::server::handlers::{body_refused, malformed, run_on_pool, Answer, PoolRequest, Subject};
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::wire::{ExtenderPreemptionArgs, ExtenderPreemptionResult, MetaPod, MetaVictims};
+use predicate_engine::engine::preempt::{resolve, NodeVictims, PreemptJob, RequestedVictims};
+use predicate_engine::engine::{CancelFlag, EvaluationError, Evaluator};
 
 fn error(e: &VerbError) -> Response {
     Answer::error(Verb::Preempt, e).into_response()
 }
 
 /// The answer: the nodes where the pod fits once its victims are gone, with the victims it needs.
-pub fn preempt_result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
+fn preempt_result(selected: Vec<NodeVictims>) -> ExtenderPreemptionResult {
     let node_name_to_meta_victims = selected
         .into_iter()
         .map(|v| {
@@ -90,7 +90,7 @@ pub async fn preempt(State(state): State<Arc<AppState>>, headers: HeaderMap, bod
 /// The work a decoded request asks for: its nodes and victims resolved against the model (those
 /// the model does not have are logged and left out), under the plan in force. Run it with
 /// [`PreemptJob::run`] and answer with [`preempt_result`].
-pub fn preempt_job(state: &AppState, args: ExtenderPreemptionArgs) -> PreemptJob {
+fn preempt_job(state: &AppState, args: ExtenderPreemptionArgs) -> PreemptJob {
     let pod_key = args.pod.key();
     let snapshot = state.store.snapshot();
     let requested = args.node_victims.into_iter().map(|(node, v)| RequestedVictims {
@@ -118,4 +118,15 @@ pub fn preempt_job(state: &AppState, args: ExtenderPreemptionArgs) -> PreemptJob
         candidates: resolved.candidates,
         cancel: CancelFlag::new(),
     }
+}
+
+/// A decoded /preempt answered as the handler answers it, on `ev`, without HTTP or a deadline: for
+/// the fuzz checks (the `test-util` feature; the shipped binary has no such entry).
+#[cfg(any(test, feature = "test-util"))]
+pub fn preempt_answer(
+    state: &AppState,
+    args: ExtenderPreemptionArgs,
+    ev: &Evaluator,
+) -> Result<ExtenderPreemptionResult, EvaluationError> {
+    preempt_job(state, args).run(ev).map(preempt_result)
 }

@@ -19,15 +19,15 @@ use parking_lot::Mutex;
 use serde::de::IgnoredAny;
 use tokio::sync::Semaphore;
 
-use crate::cluster::node_images::without_images;
-use crate::cluster::objects::Node;
-use crate::engine::Evaluator;
 use crate::server::body::{read_into, BodyError, BodySink};
 use crate::server::item_archive::{Block, ItemArchive, ItemAt};
 use crate::wire::args::{decode_node, ItemPath};
 use crate::wire::item_splitter::{ItemSplitter, Placeholders, SealedBlock, Split};
 use crate::wire::predecoded::Predecoded;
 use crate::wire::WireError;
+use predicate_engine::cluster::node_images::without_images;
+use predicate_engine::cluster::objects::Node;
+use predicate_engine::engine::Evaluator;
 
 /// Items are sealed into blocks of about this many bytes (at the end of the item that reaches it).
 const BLOCK_BYTES: usize = 128 << 10;

@@ -11,9 +11,9 @@ use std::fmt;
 
 use axum::http::StatusCode;
 
-use crate::framework::MissingState;
 use crate::server::body::BodyError;
 use crate::wire::WireError;
+use predicate_engine::framework::MissingState;
 
 /// A verb.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

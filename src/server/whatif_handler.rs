@@ -17,10 +17,7 @@ use axum::http::header::ACCEPT;
 use axum::http::HeaderMap;
 use axum::response::Response;
 
-use crate::engine::evaluator::default_parallelism;
-use crate::engine::{CancelFlag, Evaluator};
 use crate::explain::table::Style;
-use crate::policy::Overrides;
 use crate::server::body::read_body;
 use crate::server::explain_handler::{negotiate, Format, FormattedAnswer};
 use crate::server::handlers::body_refused;
@@ -28,6 +25,9 @@ use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::whatif::render::render;
 use crate::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::{CancelFlag, Evaluator};
+use predicate_engine::policy::Overrides;
 
 /// The default of `--whatif-timeout`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -89,7 +89,7 @@ fn param(name: &str) -> String {
 /// The comparison, on its own pool; `Err` only when cancelled.
 fn run(state: &AppState, bytes: &[u8], query: &Query, format: Format, cancel: &CancelFlag) -> FormattedAnswer {
     let error = |e: VerbError| FormattedAnswer::error(Verb::Whatif, format, &e);
-    let new = match crate::policy::parse("request body", bytes, Overrides::default()) {
+    let new = match predicate_engine::policy::parse("request body", bytes, Overrides::default()) {
         Ok(plan) => plan,
         Err(e) => return error(VerbError::BadRequest(e.to_string())),
     };

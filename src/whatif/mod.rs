@@ -24,10 +24,10 @@ use crate::explain::kube_scheduler::KubeSchedulerConfig;
 
 pub use report::Report;
 
-use crate::cluster::{PodInfo, Snapshot};
-use crate::engine::{CancelFlag, Cancelled, Evaluator, Plan};
 use crate::explain::ExplainError;
-use crate::framework::MissingState;
+use predicate_engine::cluster::{PodInfo, Snapshot};
+use predicate_engine::engine::{CancelFlag, Cancelled, Evaluator, Plan};
+use predicate_engine::framework::MissingState;
 use report::{PlanSummary, Priorities, Weight, WeightChange};
 
 /// The scheduler `whatif` looks at when not told: the profile `config/scheduler-config.yaml` ships.
@@ -41,10 +41,10 @@ pub const DEFAULT_SAMPLE: usize = 100;
 pub enum WhatifError {
     /// The cluster file or the demo cluster could not be read.
     #[error(transparent)]
-    Cluster(#[from] crate::cluster::source::SourceError),
+    Cluster(#[from] predicate_engine::cluster::source::SourceError),
     /// A Policy file is invalid.
     #[error("{flag}: {source}")]
-    Policy { flag: &'static str, source: crate::policy::PolicyError },
+    Policy { flag: &'static str, source: predicate_engine::policy::PolicyError },
     /// The live cluster could not be listed.
     #[error("{0}")]
     Live(String),

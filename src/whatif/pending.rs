@@ -5,14 +5,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::cluster::{PodInfo, Snapshot};
-use crate::engine::{CancelFlag, Evaluator, Plan};
 use crate::explain::kube_scheduler::KubeSchedulerConfig;
 use crate::explain::report::{build, Against};
 use crate::explain::Report as Explained;
 use crate::whatif::report::{Pending, PendingPod, Placement, PodGroup};
 use crate::whatif::tally::Rejections;
 use crate::whatif::{RankMove, WhatifError};
+use predicate_engine::cluster::{PodInfo, Snapshot};
+use predicate_engine::engine::{CancelFlag, Evaluator, Plan};
 
 pub struct Outcome {
     pub report: Pending,

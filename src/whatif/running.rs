@@ -6,18 +6,18 @@
 
 use std::sync::Arc;
 
-use crate::cluster::snapshot::Nominated;
-use crate::cluster::{NodeInfo, PodInfo, Snapshot};
-use crate::engine::fits::fits_on_node;
-use crate::engine::{CancelFlag, Evaluator, Plan, Prepared};
 use crate::explain::failures::deciding_pass;
 use crate::explain::kube_scheduler::KubeSchedulerConfig;
 use crate::explain::report::{build, explain_node, Against, NodeReport};
-use crate::framework::{ClusterView, MissingState};
 use crate::whatif::pending::rank_move;
 use crate::whatif::report::{Rejection, Running, StoppedPod};
 use crate::whatif::tally::{group, Rejections};
 use crate::whatif::{RankMove, WhatifError};
+use predicate_engine::cluster::snapshot::Nominated;
+use predicate_engine::cluster::{NodeInfo, PodInfo, Snapshot};
+use predicate_engine::engine::fits::fits_on_node;
+use predicate_engine::engine::{CancelFlag, Evaluator, Plan, Prepared};
+use predicate_engine::framework::{ClusterView, MissingState};
 
 pub struct Outcome {
     pub report: Running,
@@ -157,10 +157,10 @@ mod tests {
     use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, PodAntiAffinity};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-    use crate::cluster::intern::IStr;
-    use crate::cluster::objects::Pod;
-    use crate::testing::{NodeBuilder, PodBuilder};
     use crate::whatif::{evaluate, Input, Source, DEFAULT_SCHEDULER};
+    use predicate_engine::cluster::intern::IStr;
+    use predicate_engine::cluster::objects::Pod;
+    use predicate_engine::testing::{NodeBuilder, PodBuilder};
 
     use super::*;
 

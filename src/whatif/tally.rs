@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::engine::Plan;
 use crate::explain::failures::deciding_pass;
 use crate::explain::report::NodeReport;
 use crate::whatif::report::{PredicateRejections, ReasonGroup, StoppedPod};
+use predicate_engine::engine::Plan;
 
 /// At most this many pods are named per reason group.
 pub const EXAMPLES: usize = 5;

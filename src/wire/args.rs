@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::cluster::objects::{Node, Object, Pod};
-use crate::hashing::HashMap;
 use crate::wire::fields::{decode_text, Fields, WireError};
 use crate::wire::predecoded::Predecoded;
 use crate::wire::raw_list::{Items, RawList};
+use predicate_engine::cluster::objects::{Node, Object, Pod};
+use predicate_engine::hashing::HashMap;
 
 /// `ExtenderArgs`: the pod and the candidate nodes, either as full objects (`Nodes`) or, when the
 /// extender is `nodeCacheCapable`, as names (`NodeNames`).
@@ -157,7 +157,7 @@ fn decode_nodes<'a>(
     taken.resize_with(items.len(), || None);
     // Nodes decode independently (in parallel on the evaluator's pool). The first failing item, in
     // list order, is the one reported.
-    let decoded = crate::parallel::map_where_running(taken, |i, pre| {
+    let decoded = predicate_engine::parallel::map_where_running(taken, |i, pre| {
         let raw: &'a RawValue = items[i];
         pre.unwrap_or_else(|| decode_node(i, raw.get())).map(|node| RequestNode { raw, node })
     });

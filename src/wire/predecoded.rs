@@ -4,9 +4,9 @@
 use parking_lot::Mutex;
 use serde_json::value::RawValue;
 
-use crate::cluster::objects::Node;
 use crate::wire::fields::WireError;
 use crate::wire::item_splitter::Placeholders;
+use predicate_engine::cluster::objects::Node;
 
 /// Item `g`'s decoded node (or why it is not one), by its placeholder in the skeleton.
 #[derive(Debug)]

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
-use crate::cluster::objects::{Object, Pod};
 use crate::wire::fields::{Fields, WireError};
+use predicate_engine::cluster::objects::{Object, Pod};
 
 /// The victims on one node.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ pub mod model_diff;
 
 use std::path::{Path, PathBuf};
 
-use predicate_extender::cluster::source::parse_objects;
-use predicate_extender::policy::{parse, Overrides};
+use predicate_engine::cluster::source::parse_objects;
+use predicate_engine::policy::{parse, Overrides};
 use predicate_extender::server::{start, ClusterSource, PolicySource, RunningServer, ServeConfig};
 use serde_json::Value;
 
@@ -75,7 +75,7 @@ impl TestServer {
         TestServer::start(config(ClusterSource::Demo)).await
     }
 
-    pub fn store(&self) -> &predicate_extender::cluster::ClusterStore {
+    pub fn store(&self) -> &predicate_engine::cluster::ClusterStore {
         &self.server.as_ref().expect("running").store
     }
 
@@ -139,7 +139,7 @@ pub const DEMO_NODES: [&str; 6] = ["node-a1", "node-a2", "node-a3", "node-b1", "
 
 /// The demo's node objects, as a `NodeList` value.
 pub fn demo_node_list() -> Value {
-    let yaml: Value = serde_saphyr::from_str(predicate_extender::cluster::source::demo::DEMO_YAML)
+    let yaml: Value = serde_saphyr::from_str(predicate_engine::cluster::source::demo::DEMO_YAML)
         .unwrap_or_else(|e| panic!("demo yaml: {e}"));
     let items: Vec<Value> = yaml["items"]
         .as_array()

@@ -8,10 +8,10 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
 use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service};
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
-use predicate_extender::cluster::source::kube::kinds::WatchedKind;
-use predicate_extender::cluster::source::kube::lean::{LeanNode, LeanPod};
-use predicate_extender::cluster::source::kube::WATCHED_KINDS;
-use predicate_extender::cluster::{ClusterObject, ObjectKind, Snapshot};
+use predicate_engine::cluster::{ClusterObject, ObjectKind, Snapshot};
+use predicate_extender::source::kube::kinds::WatchedKind;
+use predicate_extender::source::kube::lean::{LeanNode, LeanPod};
+use predicate_extender::source::kube::WATCHED_KINDS;
 use serde_json::Value;
 
 /// The API server's name of a kind, as the fake API server takes it.
@@ -95,7 +95,7 @@ pub fn differences(model: &Snapshot, truth: &Snapshot, limit: usize) -> Vec<Stri
         if format!("{:?}", have.node()) != format!("{:?}", want.node()) {
             note(format!("node {name}: model {:?}\n  API server {:?}", have.node(), want.node()));
         }
-        let pods = |info: &predicate_extender::cluster::NodeInfo| -> BTreeSet<String> {
+        let pods = |info: &predicate_engine::cluster::NodeInfo| -> BTreeSet<String> {
             info.pods.pods().iter().map(|p| p.pod.key()).collect()
         };
         if pods(&have) != pods(&want) {

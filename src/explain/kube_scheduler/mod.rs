@@ -28,11 +28,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::cluster::objects::Pod;
-use crate::cluster::Snapshot;
-use crate::engine::fits::{double_pass, run_predicates_observed};
-use crate::engine::{filter_unobserved, CancelFlag, EvaluationError, Evaluator, Plan, Prepared, Verdict};
-use crate::framework::{AnyPredicate, Candidate, ClusterView, MissingState, Reason};
+use predicate_engine::cluster::objects::Pod;
+use predicate_engine::cluster::Snapshot;
+use predicate_engine::engine::fits::{double_pass, run_predicates_observed};
+use predicate_engine::engine::{filter_unobserved, CancelFlag, EvaluationError, Evaluator, Plan, Prepared, Verdict};
+use predicate_engine::framework::{AnyPredicate, Candidate, ClusterView, MissingState, Reason};
 
 pub use profile::{ConfigError, KubeSchedulerConfig, Plugin, Profile};
 use stand_ins::{prefilter_failure, prefilter_nodes, StandIn};
@@ -73,7 +73,7 @@ pub struct KubeSchedulerView {
 /// The extender joins a node's reasons into one string (`server::filter_result`), which
 /// kube-scheduler counts as one reason.
 pub fn extender_reason(reasons: &[Reason]) -> String {
-    crate::framework::reason::joined(reasons).into_owned()
+    predicate_engine::framework::reason::joined(reasons).into_owned()
 }
 
 /// kube-scheduler's view of `pod` on `snapshot`, with its plugins as `profile` runs them, in the
@@ -182,10 +182,12 @@ pub fn evaluate(
 fn first_rejection(
     plan: &Plan,
     prepared: &Prepared,
-    node: &crate::cluster::NodeInfo,
-    nominated: &[Arc<crate::cluster::PodInfo>],
+    node: &predicate_engine::cluster::NodeInfo,
+    nominated: &[Arc<predicate_engine::cluster::PodInfo>],
 ) -> Result<Option<(String, Vec<String>)>, MissingState> {
-    let run = |p: &Prepared, n: &crate::cluster::NodeInfo| -> Result<Option<(String, Vec<String>)>, MissingState> {
+    let run = |p: &Prepared,
+               n: &predicate_engine::cluster::NodeInfo|
+     -> Result<Option<(String, Vec<String>)>, MissingState> {
         let mut reasons = Vec::new();
         let mut first: Option<String> = None;
         run_predicates_observed(plan, p, n, &mut reasons, |_, predicate, failed| {
@@ -231,8 +233,8 @@ fn summary_line(feasible: usize, all: usize, rejected: &[NodeStatus], absent: Op
 mod tests {
     use super::*;
 
-    use crate::cluster::SchedulerVersion;
-    use crate::testing::{field_term, requirement, NodeBuilder, PodBuilder};
+    use predicate_engine::cluster::SchedulerVersion;
+    use predicate_engine::testing::{field_term, requirement, NodeBuilder, PodBuilder};
 
     fn status(node: &str, reason: &str) -> NodeStatus {
         NodeStatus { node: node.to_string(), by: "P".to_string(), reasons: vec![reason.to_string()] }
@@ -254,13 +256,17 @@ mod tests {
         assert_eq!(summary_line(2, 3, &[], Some(&("left out".to_string(), 0))), "2/3 nodes are available.");
     }
 
-    fn view(version: SchedulerVersion, pod: Pod, nodes: Vec<crate::cluster::objects::Node>) -> KubeSchedulerView {
+    fn view(
+        version: SchedulerVersion,
+        pod: Pod,
+        nodes: Vec<predicate_engine::cluster::objects::Node>,
+    ) -> KubeSchedulerView {
         let snapshot = Snapshot::build_for(version, nodes, []);
         let evaluator = Evaluator::new(2).unwrap();
         evaluate(&Profile::DEFAULT, &Plan::default(), &pod, &snapshot, &evaluator, &CancelFlag::new()).unwrap()
     }
 
-    fn three_nodes() -> Vec<crate::cluster::objects::Node> {
+    fn three_nodes() -> Vec<predicate_engine::cluster::objects::Node> {
         vec![
             NodeBuilder::new("n1").build(),
             NodeBuilder::new("n2").unschedulable().build(),

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::cluster::objects::Pod;
-use crate::cluster::SchedulerVersion;
+use predicate_engine::cluster::objects::Pod;
+use predicate_engine::cluster::SchedulerVersion;
 
 /// One of kube-scheduler's default Filter plugins that the extender can stand in for.
 /// DynamicResources and NodeDeclaredFeatures (1.36 on) are left out: no pod the extender models
@@ -245,11 +245,11 @@ impl KubeSchedulerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::PodBuilder;
+    use predicate_engine::testing::PodBuilder;
 
     fn ours() -> Pod {
         let mut pod = PodBuilder::new("p").build();
-        pod.spec.scheduler_name = crate::cluster::IStr::new("predicate-scheduler");
+        pod.spec.scheduler_name = predicate_engine::cluster::IStr::new("predicate-scheduler");
         pod
     }
 

@@ -5,15 +5,17 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use crate::cluster::NodeInfo;
-use crate::framework::{AnyPredicate, AnyState, ClusterView, Failures, MissingState, PodContext, Predicate, Reason};
-use crate::predicates::check_volume_binding::{self, ERR_VOLUME_NODE_CONFLICT};
-use crate::predicates::host_name::ERR_POD_NOT_MATCH_HOST_NAME;
-use crate::predicates::match_inter_pod_affinity::State as InterPodAffinityState;
-use crate::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
-use crate::predicates::no_volume_zone_conflict;
-use crate::predicates::pod_fits_resources::ERR_INSUFFICIENT_PODS;
-use crate::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
+use predicate_engine::cluster::NodeInfo;
+use predicate_engine::framework::{
+    AnyPredicate, AnyState, ClusterView, Failures, MissingState, PodContext, Predicate, Reason,
+};
+use predicate_engine::predicates::check_volume_binding::{self, ERR_VOLUME_NODE_CONFLICT};
+use predicate_engine::predicates::host_name::ERR_POD_NOT_MATCH_HOST_NAME;
+use predicate_engine::predicates::match_inter_pod_affinity::State as InterPodAffinityState;
+use predicate_engine::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
+use predicate_engine::predicates::no_volume_zone_conflict;
+use predicate_engine::predicates::pod_fits_resources::ERR_INSUFFICIENT_PODS;
+use predicate_engine::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
 
 use super::profile::Plugin;
 
@@ -44,7 +46,7 @@ fn classic(plugin: Plugin) -> Option<Arc<dyn AnyPredicate>> {
         Plugin::PodTopologySpread => "EvenPodsSpread",
         Plugin::InterPodAffinity => return Some(Arc::new(TodaysInterPodAffinity)),
     };
-    crate::registry::predicate(name)
+    predicate_engine::registry::predicate(name)
 }
 
 /// A classic reason in the plugin's own words.
@@ -156,11 +158,13 @@ pub fn prefilter_failure(plugin: Plugin, pod: &PodContext, view: &ClusterView<'_
 pub fn prefilter_nodes(
     plugin: Plugin,
     pod: &PodContext,
-    version: crate::cluster::SchedulerVersion,
+    version: predicate_engine::cluster::SchedulerVersion,
 ) -> Option<Vec<String>> {
     let pod = &pod.pod;
     match plugin {
-        Plugin::NodeName if version >= crate::cluster::SchedulerVersion::V1_37 && !pod.spec.node_name.is_empty() => {
+        Plugin::NodeName
+            if version >= predicate_engine::cluster::SchedulerVersion::V1_37 && !pod.spec.node_name.is_empty() =>
+        {
             Some(vec![pod.spec.node_name.clone()])
         }
         Plugin::NodeAffinity => {

@@ -25,16 +25,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::engine::evaluator::default_parallelism;
-use crate::engine::{CancelFlag, Evaluator};
 use crate::explain::report::{build, Against};
 use crate::explain::ExplainError;
-use crate::policy::Overrides;
 use crate::server::body::read_body;
 use crate::server::AppState;
 use crate::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
 use html::{esc, page};
 use pages::PendingEntry;
+use predicate_engine::engine::evaluator::default_parallelism;
+use predicate_engine::engine::{CancelFlag, Evaluator};
+use predicate_engine::policy::Overrides;
 
 /// How many pending pods the list explains when not told (`limit=`).
 pub const DEFAULT_LIMIT: usize = 50;
@@ -206,7 +206,7 @@ async fn whatif_page(web: Arc<Web>, form: HashMap<String, String>) -> Response {
         return html(StatusCode::OK, pages::whatif_page(&web.prefix, &scheduler, "", None));
     }
     bounded(&web, move |web, ev, cancel| {
-        let new = match crate::policy::parse("the pasted Policy", policy.as_bytes(), Overrides::default()) {
+        let new = match predicate_engine::policy::parse("the pasted Policy", policy.as_bytes(), Overrides::default()) {
             Ok(plan) => plan,
             Err(e) => {
                 let text = e.to_string();
