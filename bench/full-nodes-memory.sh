@@ -17,7 +17,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --nodes) NODES=${2:?--nodes needs a value}; shift 2 ;;
     --port) PORT=${2:?--port needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "full-nodes-memory.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

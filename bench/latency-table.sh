@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
   case $1 in
     --sizes) SIZES=${2:?--sizes needs a value}; shift 2 ;;
     --duration) DURATION=${2:?--duration needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "latency-table.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -32,7 +32,7 @@ CASES=${CASES:-"names sample nodes prioritize"}
 PORT=${PORT:-18888}
 REGEN=0
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 number() { [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "load.sh: $1 must be a positive number (got '$2')" >&2; exit 2; }; }
 while [[ $# -gt 0 ]]; do
   case $1 in

@@ -8,6 +8,18 @@
 # prints one line per command and build: the wall clock in seconds, from `date +%s.%N` before and
 # after. Output of whatif itself goes to /dev/null; a failing command stops the script.
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+  sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+if (($# < 2 || $# > 3)); then
+  echo "usage: bench/whatif-rounds.sh OLD_BINARY NEW_BINARY [ROUNDS] (--help says more)" >&2
+  exit 2
+fi
+if [[ -n ${3:-} && ! $3 =~ ^[1-9][0-9]*$ ]]; then
+  echo "whatif-rounds.sh: ROUNDS must be a positive number, not $3" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 old=${1:?usage: bench/whatif-rounds.sh OLD_BINARY NEW_BINARY [ROUNDS]}
 new=${2:?usage: bench/whatif-rounds.sh OLD_BINARY NEW_BINARY [ROUNDS]}

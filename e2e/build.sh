@@ -41,6 +41,14 @@ modules() {
   done | sort -r -V
 }
 
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
+  exit 0
+fi
+if (($# > 1)); then
+  echo "e2e/build.sh: one argument at most (a version, --list or policy-oracle), not $*" >&2
+  exit 2
+fi
 if [[ "${1:-}" == "--list" ]]; then
   modules | cut -d' ' -f1
   exit 0

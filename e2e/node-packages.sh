@@ -3,8 +3,13 @@
 # missing: containerd and runc (the container runtime kubelet talks to over CRI), Debian's CNI
 # plugins (the pods' bridge and addresses), iproute2 (the test's veth pair and network namespaces)
 # and iptables (only read, to check that the test leaves no rule behind). Debian's packages, as
-# root; a no-op when everything is there.
+# root; a no-op when everything is there. Takes no arguments.
 set -euo pipefail
+case "${1:-}" in
+  "") ;;
+  -h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "node-packages.sh: takes no arguments, not $1 (--help says what it does)" >&2; exit 2 ;;
+esac
 
 need=()
 command -v containerd >/dev/null 2>&1 || need+=(containerd)

@@ -8,6 +8,7 @@
 //! figures of docs/performance.md, this splits them.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool of generated input: a panic is its error report
 
+use clap::Parser;
 use std::time::{Duration, Instant};
 
 use gen_cluster::api_objects;
@@ -41,8 +42,26 @@ fn time<R>(rounds: usize, mut f: impl FnMut() -> R) -> Duration {
     )
 }
 
+/// The generated cluster's size.
+#[derive(Debug, Parser)]
+#[command(about, long_about = None)]
+struct Args {
+    /// Nodes in the cluster.
+    #[arg(default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    nodes: u32,
+    /// Pods on each node.
+    #[arg(default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=110))]
+    pods_per_node: u32,
+}
+
+impl Args {
+    fn spec(&self) -> ClusterSpec {
+        ClusterSpec { nodes: self.nodes as usize, pods_per_node: self.pods_per_node as usize, ..ClusterSpec::default() }
+    }
+}
+
 fn main() {
-    let spec = ClusterSpec::from_args(std::env::args().skip(1));
+    let spec = Args::parse().spec();
     let nodes_only = std::env::var_os("NODES_DECODE_ONLY").is_some();
     let (nodes, pods) = if nodes_only { Default::default() } else { generate(&spec) };
     let snapshot = Snapshot::build(nodes, pods);

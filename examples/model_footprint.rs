@@ -13,6 +13,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool of generated input: a panic is its error report
 #![allow(unsafe_code)] // the counting allocator below (GlobalAlloc is an unsafe trait)
 
+use clap::Parser;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
@@ -74,8 +75,26 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
+/// The generated cluster's size.
+#[derive(Debug, Parser)]
+#[command(about, long_about = None)]
+struct Args {
+    /// Nodes in the cluster.
+    #[arg(default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    nodes: u32,
+    /// Pods on each node.
+    #[arg(default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=110))]
+    pods_per_node: u32,
+}
+
+impl Args {
+    fn spec(&self) -> ClusterSpec {
+        ClusterSpec { nodes: self.nodes as usize, pods_per_node: self.pods_per_node as usize, ..ClusterSpec::default() }
+    }
+}
+
 fn main() {
-    let spec = ClusterSpec::from_args(std::env::args().skip(1));
+    let spec = Args::parse().spec();
     let before = live();
     let store = Arc::new(ClusterStore::new(Snapshot::default()));
     let writer = ModelWriter::new(Arc::clone(&store));

@@ -10,8 +10,10 @@
 //! input line. Exits 1 when any case disagrees.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: a panic is its error report
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+use clap::Parser;
 
 use predicate_engine::cluster::SchedulerVersion;
 use predicate_engine::engine::Evaluator;
@@ -25,7 +27,7 @@ fn oracle_binary(minor: Option<&str>) -> PathBuf {
 }
 
 /// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).
-fn replay(file: &str, oracle_path: PathBuf, version: SchedulerVersion) {
+fn replay(file: &Path, oracle_path: PathBuf, version: SchedulerVersion) {
     let line: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     let case = Case { seed: 0, objects: line["objects"].as_array().unwrap().clone(), pod: line["pod"].clone() };
     let mut oracle = Oracle::start(&oracle_path).unwrap();
@@ -39,33 +41,51 @@ fn replay(file: &str, oracle_path: PathBuf, version: SchedulerVersion) {
     }
 }
 
+/// The extender's verdicts against kube-scheduler's own Filter plugins on random clusters.
+#[derive(Debug, Parser)]
+#[command(about, long_about = None)]
+struct Args {
+    /// How many cases: the seeds `seed .. seed+cases`.
+    #[arg(long, default_value_t = 1000)]
+    cases: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The oracle binary (default: `e2e/build.sh`'s for `--kubernetes`, built if missing).
+    #[arg(long, value_name = "PATH")]
+    oracle: Option<PathBuf>,
+    /// The tested minor whose kube-scheduler is the oracle (default: the newest), e.g. 1.35.
+    #[arg(long, value_name = "MINOR", value_parser = parse_minor)]
+    kubernetes: Option<String>,
+    /// Compare the reasons too, and print every gap between the two sides' reasons by kind.
+    #[arg(long)]
+    reasons: bool,
+    /// How many disagreeing cases to shrink and print.
+    #[arg(long, default_value_t = 3)]
+    show: usize,
+    /// Cases sent to the oracle at once.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    batch: u64,
+    /// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).
+    #[arg(long, value_name = "FILE", conflicts_with = "print")]
+    replay: Option<PathBuf>,
+    /// Print the case of this seed as the oracle's input line, and nothing else.
+    #[arg(long, value_name = "SEED")]
+    print: Option<u64>,
+}
+
+/// A tested minor, as `SchedulerVersion` reads it.
+fn parse_minor(text: &str) -> Result<String, String> {
+    text.parse::<SchedulerVersion>().map(|_| text.to_string()).map_err(|e| e.to_string())
+}
+
 fn main() {
-    let mut cases = 1000u64;
-    let mut seed = 1u64;
-    let mut oracle_path = None;
-    let mut kubernetes: Option<String> = None;
-    let mut replay_file: Option<String> = None;
-    let mut reasons = false;
-    let mut show = 3usize;
-    let mut batch = 256usize;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--cases" => cases = args.next().unwrap().parse().unwrap(),
-            "--seed" => seed = args.next().unwrap().parse().unwrap(),
-            "--oracle" => oracle_path = Some(PathBuf::from(args.next().unwrap())),
-            "--kubernetes" => kubernetes = Some(args.next().unwrap()),
-            "--reasons" => reasons = true,
-            "--show" => show = args.next().unwrap().parse().unwrap(),
-            "--batch" => batch = args.next().unwrap().parse().unwrap(),
-            "--replay" => replay_file = Some(args.next().unwrap()),
-            "--print" => {
-                let s: u64 = args.next().unwrap().parse().unwrap();
-                let version = kubernetes.as_deref().map_or(SchedulerVersion::default(), |k| k.parse().unwrap());
-                return println!("{}", generate(&Domain::for_version(version), s).to_line());
-            }
-            other => panic!("unknown argument {other}"),
-        }
+    let args = Args::parse();
+    let Args { cases, seed, oracle: oracle_path, kubernetes, reasons, show, batch, replay: replay_file, print } = args;
+    let batch = batch as usize;
+    if let Some(s) = print {
+        let version = kubernetes.as_deref().map_or(SchedulerVersion::default(), |k| k.parse().unwrap());
+        return println!("{}", generate(&Domain::for_version(version), s).to_line());
     }
     let version = kubernetes.as_deref().map_or(SchedulerVersion::default(), |k| k.parse().unwrap());
     let oracle_path = oracle_path.unwrap_or_else(|| oracle_binary(kubernetes.as_deref()));

@@ -16,6 +16,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use clap::Parser;
+
 use predicate_engine::engine::Evaluator;
 use predicate_extender_testing::oracle::{e2e_build, Case, Oracle};
 use predicate_extender_testing::policy_oracle::compare::{compare, gaps, Finding};
@@ -31,32 +33,45 @@ fn findings(oracle: &mut Oracle, evaluator: &Evaluator, case: &PolicyCase, reaso
     compare(case, &extender(evaluator, case).unwrap(), &answer, reasons).findings
 }
 
+/// The extender against kube-scheduler v1.22.17 on random Policies and clusters.
+#[derive(Debug, Parser)]
+#[command(about, long_about = None)]
+struct Args {
+    /// How many cases: the seeds `seed .. seed+cases`.
+    #[arg(long, default_value_t = 1000)]
+    cases: u64,
+    /// The first seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The oracle binary (default: `e2e/build.sh policy-oracle`'s, built if missing).
+    #[arg(long, value_name = "PATH")]
+    oracle: Option<PathBuf>,
+    /// Compare the reasons too.
+    #[arg(long)]
+    reasons: bool,
+    /// Print a disagreeing case as it was generated, without shrinking it.
+    #[arg(long)]
+    no_shrink: bool,
+    /// How many disagreeing cases to print.
+    #[arg(long, default_value_t = 3)]
+    show: usize,
+    /// Cases sent to the oracle at once.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
+    batch: u64,
+    /// Both sides' answers on the case of one oracle input line (as a shrunk case prints).
+    #[arg(long, value_name = "FILE", conflicts_with = "print")]
+    replay: Option<PathBuf>,
+    /// Print the case of this seed as the oracle's input line, and nothing else.
+    #[arg(long, value_name = "SEED")]
+    print: Option<u64>,
+}
+
 fn main() {
-    let mut cases = 1000u64;
-    let mut seed = 1u64;
-    let mut oracle_path = None;
-    let mut replay_file: Option<String> = None;
-    let mut reasons = false;
-    let mut show = 3usize;
-    let mut batch = 256usize;
-    let mut no_shrink = false;
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--cases" => cases = args.next().unwrap().parse().unwrap(),
-            "--seed" => seed = args.next().unwrap().parse().unwrap(),
-            "--oracle" => oracle_path = Some(PathBuf::from(args.next().unwrap())),
-            "--reasons" => reasons = true,
-            "--no-shrink" => no_shrink = true,
-            "--show" => show = args.next().unwrap().parse().unwrap(),
-            "--batch" => batch = args.next().unwrap().parse().unwrap(),
-            "--replay" => replay_file = Some(args.next().unwrap()),
-            "--print" => {
-                let s: u64 = args.next().unwrap().parse().unwrap();
-                return println!("{}", generate(s).to_line());
-            }
-            other => panic!("unknown argument {other}"),
-        }
+    let Args { cases, seed, oracle: oracle_path, reasons, no_shrink, show, batch, replay: replay_file, print } =
+        Args::parse();
+    let batch = batch as usize;
+    if let Some(s) = print {
+        return println!("{}", generate(s).to_line());
     }
     let oracle_path = oracle_path.unwrap_or_else(oracle_binary);
     let mut oracle = Oracle::start(&oracle_path).unwrap();

@@ -52,19 +52,6 @@ impl Default for ClusterSpec {
     }
 }
 
-impl ClusterSpec {
-    /// The default shape at `[NODES] [PODS_PER_NODE]` from a tool's command line (5000 and 20 when
-    /// absent or not numbers), as the examples take them.
-    pub fn from_args(args: impl IntoIterator<Item = String>) -> Self {
-        let numbers: Vec<usize> = args.into_iter().filter_map(|a| a.parse().ok()).collect();
-        ClusterSpec {
-            nodes: numbers.first().copied().unwrap_or(5000),
-            pods_per_node: numbers.get(1).copied().unwrap_or(20),
-            ..ClusterSpec::default()
-        }
-    }
-}
-
 /// A small xorshift generator: the same seed gives the same cluster on every platform and version.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
