@@ -791,3 +791,356 @@ fn no_predicate_reads_node_images() {
     }
     assert!(read.is_empty(), "node images read where a /filter evaluates: {read:?}");
 }
+
+// ---- the readers of a reason read its cause, never its words ----
+
+/// `text` with every string literal (plain, raw, byte, C) replaced by the identifier
+/// `STRING_LITERAL` (newlines kept), comments and characters left as they are, for [`tokens`],
+/// which drops literals, to show where they were.
+fn mark_strings(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let literal = |out: &mut String, body: &[char]| {
+        out.push_str(" STRING_LITERAL ");
+        out.extend(body.iter().filter(|c| **c == '\n'));
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        let after_ident = i > 0 && is_ident_char(chars[i - 1]);
+        // Where a raw string's hashes and quote would start, after an `r` at `j`.
+        let raw_quote = |j: usize| {
+            let mut k = j + 1;
+            while at(k) == '#' {
+                k += 1;
+            }
+            (at(k) == '"').then_some(k - j - 1)
+        };
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(chars[i]);
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            while i < chars.len() {
+                if chars[i] == '/' && at(i + 1) == '*' {
+                    depth += 1;
+                    out.push_str("/*");
+                    i += 2;
+                } else if chars[i] == '*' && at(i + 1) == '/' {
+                    depth -= 1;
+                    out.push_str("*/");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(chars[i]);
+                    i += 1;
+                }
+            }
+        } else if !after_ident && (c == 'r' || ((c == 'b' || c == 'c') && at(i + 1) == 'r')) && {
+            let r = if c == 'r' { i } else { i + 1 };
+            raw_quote(r).is_some()
+        } {
+            let r = if c == 'r' { i } else { i + 1 };
+            let hashes = raw_quote(r).unwrap_or(0);
+            let start = r + 2 + hashes;
+            let mut end = start;
+            while end < chars.len() && !(chars[end] == '"' && (1..=hashes).all(|h| at(end + h) == '#')) {
+                end += 1;
+            }
+            literal(&mut out, &chars[start..end.min(chars.len())]);
+            i = end + 1 + hashes;
+        } else if c == '"' || (!after_ident && (c == 'b' || c == 'c') && at(i + 1) == '"') {
+            let start = if c == '"' { i + 1 } else { i + 2 };
+            let mut end = start;
+            while end < chars.len() && chars[end] != '"' {
+                end += if chars[end] == '\\' { 2 } else { 1 };
+            }
+            literal(&mut out, &chars[start..end.min(chars.len())]);
+            i = end + 1;
+        } else if c == '\'' && at(i + 1) == '\\' {
+            // '\n', '\'', '\u{..}': copied to the closing quote.
+            out.push_str("'\\");
+            i += 2;
+            while i < chars.len() && chars[i] != '\'' {
+                out.push(chars[i]);
+                i += 1;
+            }
+        } else if c == '\'' && at(i + 2) == '\'' {
+            out.extend([c, at(i + 1), '\'']); // 'x', '"'
+            i += 3;
+        } else {
+            out.push(c);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The methods that compare or match text.
+const TEXT_MATCHING: [&str; 13] = [
+    "starts_with",
+    "strip_prefix",
+    "ends_with",
+    "strip_suffix",
+    "contains",
+    "find",
+    "rfind",
+    "split_once",
+    "matches",
+    "eq",
+    "ne",
+    "trim_start_matches",
+    "trim_end_matches",
+];
+
+/// An identifier that names a reason's text: `reason`, `reasons`, `g.reason`, `message`.
+fn names_reason_text(ident: &str) -> bool {
+    let ident = ident.to_ascii_lowercase();
+    ident.contains("reason") || ident.contains("message")
+}
+
+/// Where the postfix chain ending just before `end` starts (`g.reason.as_str()`,
+/// `status.reasons[0]`): back over identifiers, `.`, `::` and bracketed groups.
+fn chain_start(t: &[Token], end: usize) -> usize {
+    let mut k = end;
+    while k > 0 {
+        let prev = t[k - 1].text.as_str();
+        if prev == ")" || prev == "]" {
+            let (open, close) = if prev == ")" { ("(", ")") } else { ("[", "]") };
+            let mut depth = 0;
+            let mut j = k - 1;
+            loop {
+                if t[j].text == close {
+                    depth += 1;
+                } else if t[j].text == open {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                if j == 0 {
+                    return 0;
+                }
+                j -= 1;
+            }
+            k = j;
+        } else if prev == "." || prev == "::" || prev == "?" || prev.chars().all(is_ident_char) {
+            k -= 1;
+        } else {
+            break;
+        }
+    }
+    k
+}
+
+/// Where the postfix chain starting at `start` ends (exclusive), and the methods it calls.
+fn chain_end(t: &[Token], start: usize) -> (usize, Vec<String>) {
+    let mut methods = Vec::new();
+    let text = |j: usize| t.get(j).map_or("", |t| t.text.as_str());
+    let mut j = start;
+    while j < t.len() {
+        let s = text(j);
+        if s == "(" || s == "[" {
+            let (open, close) = if s == "(" { ("(", ")") } else { ("[", "]") };
+            let mut depth = 0;
+            while j < t.len() {
+                if t[j].text == open {
+                    depth += 1;
+                } else if t[j].text == close {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                j += 1;
+            }
+            j += 1;
+        } else if s == "." || s == "::" || s == "?" {
+            j += 1;
+        } else if s.chars().all(is_ident_char) && !s.is_empty() {
+            if text(j + 1) == "(" && matches!(text(j.wrapping_sub(1)), "." | "::") {
+                methods.push(s.to_string());
+            }
+            j += 1;
+        } else {
+            break;
+        }
+    }
+    (j, methods)
+}
+
+/// Whether a bracketed group around `i` (not past a block or a statement) is the arguments of a
+/// chain that names a reason's text: `v.reasons.iter().any(|r| r.contains("taint"))`.
+fn inside_reason_chain(t: &[Token], i: usize) -> bool {
+    let mut depth = 0;
+    let mut k = i;
+    while k > 0 {
+        k -= 1;
+        match t[k].text.as_str() {
+            ")" | "]" => depth += 1,
+            "(" | "[" if depth > 0 => depth -= 1,
+            "(" | "[" => {
+                let start = chain_start(t, k);
+                if t[start..k].iter().any(|t| names_reason_text(&t.text)) {
+                    return true;
+                }
+            }
+            "{" | "}" | ";" if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Where a reader looks into a reason's words: what `the_readers_of_a_reason_never_match_its_words`
+/// forbids, as `line: what`. In the code given (comments, strings and tests aside), it finds
+///
+/// 1. an engine reason constant named at all (`ERR_...`): a reader matches a `Cause` instead;
+/// 2. a `.message` field compared (`==`, `!=`) or matched (a [`TEXT_MATCHING`] method called on
+///    it, `.message.as_str().starts_with(..)`);
+/// 3. a [`TEXT_MATCHING`] method called with a string literal on a chain that names a reason's
+///    text (an identifier with `reason` or `message` in it: `reason.strip_prefix("Insufficient ")`),
+///    or inside the arguments of such a chain (`reasons.iter().any(|r| r.contains("taint"))`);
+/// 4. `==` or `!=` between a string literal and such a chain, or inside the arguments of one;
+/// 5. a `match` on such a chain with a string literal for a pattern.
+///
+/// A reason's text may still be shown, joined, counted and sorted: the groups of a table are the
+/// reasons as people read them.
+fn reason_text_readings(code: &str) -> Vec<String> {
+    let t = tokens(&mark_strings(code));
+    let text = |j: usize| t.get(j).map_or("", |t| t.text.as_str());
+    let is_literal = |j: usize| text(j) == "STRING_LITERAL" || (text(j) == "&" && text(j + 1) == "STRING_LITERAL");
+    let chain_names_reason = |from: usize, to: usize| t[from..to].iter().any(|t| names_reason_text(&t.text));
+    let is_comparison = |j: usize| matches!(text(j), "=" | "!") && text(j + 1) == "=";
+    let mut found = Vec::new();
+    for i in 0..t.len() {
+        let line = t[i].line;
+        if t[i].text.starts_with("ERR_") {
+            found.push(format!("{line}: names the reason constant {}", t[i].text));
+        }
+        if text(i) == "." && text(i + 1) == "message" && text(i + 2) != "(" {
+            let (end, methods) = chain_end(&t, i + 2);
+            let mut start = chain_start(&t, i);
+            while start > 0 && matches!(text(start - 1), "&" | "*") {
+                start -= 1;
+            }
+            let compared = is_comparison(end) || (start >= 2 && is_comparison(start - 2));
+            if compared || methods.iter().any(|m| TEXT_MATCHING.contains(&m.as_str())) {
+                found.push(format!("{line}: compares or matches a reason's .message"));
+            }
+        }
+        if text(i) == "." && TEXT_MATCHING.contains(&text(i + 1)) && text(i + 2) == "(" && is_literal(i + 3) {
+            let start = chain_start(&t, i);
+            if chain_names_reason(start, i) || inside_reason_chain(&t, start) {
+                found.push(format!("{line}: .{}(\"...\") on a reason's text", text(i + 1)));
+            }
+        }
+        if is_comparison(i) {
+            let start = chain_start(&t, i);
+            let (end, _) = chain_end(&t, i + 2);
+            let left_literal = i > 0 && text(i - 1) == "STRING_LITERAL";
+            let right_literal = is_literal(i + 2);
+            let context = inside_reason_chain(&t, if left_literal { i - 1 } else { start });
+            let left_reason = right_literal && (chain_names_reason(start, i) || context);
+            if left_reason || (left_literal && (chain_names_reason(i + 2, end) || context)) {
+                found.push(format!("{line}: a reason's text compared with a string literal"));
+            }
+        }
+        if text(i) == "match" {
+            let (end, _) = chain_end(&t, i + 1);
+            if text(end) == "{" && chain_names_reason(i + 1, end) {
+                let mut depth = 0;
+                let mut j = end;
+                while j < t.len() {
+                    match text(j) {
+                        "{" => depth += 1,
+                        "}" => depth -= 1,
+                        _ => {}
+                    }
+                    if depth == 0 {
+                        break;
+                    }
+                    let pattern = text(j) == "STRING_LITERAL"
+                        && (text(j + 1) == "|" || (text(j + 1) == "=" && text(j + 2) == ">") || text(j + 1) == "if");
+                    if depth == 1 && pattern {
+                        found.push(format!("{line}: a match on a reason's text with a string literal pattern"));
+                        break;
+                    }
+                    j += 1;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// What explain (its hints, failure groups and kube-scheduler view), whatif, the metrics and the
+/// web pages decide about a reason, they decide by its type (`framework::Cause`, `ReasonKind`):
+/// none looks into its words, which are upstream's and only shown
+/// ([`reason_text_readings`] says precisely what counts as looking).
+#[test]
+fn the_readers_of_a_reason_never_match_its_words() {
+    let readers = ["explain", "whatif", "metrics", "server/web"];
+    let mut found = Vec::new();
+    let mut files = 0;
+    for dir in readers {
+        for path in rust_files(&extender_src().join(dir)) {
+            files += 1;
+            for reading in reason_text_readings(&code_of(&path)) {
+                found.push(format!("{}:{reading}", display(&path)));
+            }
+        }
+    }
+    assert!(files >= 25, "{files} files");
+    assert!(found.is_empty(), "a reader of a reason looks into its words:\n{}", found.join("\n"));
+}
+
+/// The check finds what the readers did before reasons had types, and passes what they may do.
+#[test]
+fn reason_text_readings_are_found() {
+    // From explain's hints, failure groups and kube-scheduler stand-ins, as they were.
+    let before = [
+        r#"fn hint_for(pod: &PodContext, evaluated: &[EvaluatedNode], g: &FailureGroup) -> Option<String> {
+    let reason = g.reason.as_str();
+    if reason == ERR_TAINTS_TOLERATIONS_NOT_MATCH.message {
+        return taints_hint(pod, evaluated, g, effects);
+    }
+    match reason.strip_prefix("Insufficient ") {
+        Some("pods") | None => None,
+        Some(resource) => resource_hint(pod, evaluated, g, resource),
+    }
+}"#,
+        "let general = &*ERR_POD_AFFINITY_NOT_MATCH.message;",
+        "let message = match plugin { Plugin::NodeName if reason == ERR_POD_NOT_MATCH_HOST_NAME => NODE_NAME, _ => x };",
+        r#"if r.message.starts_with("Insufficient") { }"#,
+        r#"if reason.message.as_ref() == other { }"#,
+        r#"if other != r.message { }"#,
+        r#"let short = g.reasons[0].as_str() == "Insufficient cpu";"#,
+        r#"let short = "Insufficient cpu" == g.reason;"#,
+        r#"if v.reasons.iter().any(|r| r.contains("taint")) { }"#,
+        r##"match h.reason.as_str() { r#"node(s) were unschedulable"# => 1, _ => 0 }"##,
+    ];
+    let found: Vec<usize> = before.iter().map(|code| reason_text_readings(code).len()).collect();
+    assert!(found.iter().all(|n| *n > 0), "{found:?}");
+    assert_eq!(reason_text_readings(before[0]).len(), 3, "{:?}", reason_text_readings(before[0]));
+
+    let allowed = [
+        // Shown, joined, grouped, sorted: the tables are reasons as people read them.
+        "let text = r.message.to_string(); let all = v.reasons.join(\", \");",
+        "groups.sort_by(|a, b| a.reason.cmp(&b.reason)); counts.entry(reason.as_str());",
+        // Decided by the type.
+        "match &g.given.cause { Cause::HostPortConflict => ports_hint(evaluated, g), _ => None }",
+        // Text that is not a reason's.
+        r#"if name.starts_with("hugepages-") || text.ends_with(": ") { } match s.by.as_str() { "" => 1, _ => 2 }"#,
+        r#"let e = Error { message: "a" }; if e.message.is_empty() { } // reason == "x""#,
+        r#"let s = "reason.starts_with(\"x\")"; let c = '"'; let raw = r"reason == ""#,
+    ];
+    for code in allowed {
+        assert_eq!(reason_text_readings(code), Vec::<String>::new(), "{code}");
+    }
+}

@@ -124,6 +124,43 @@ fn the_table_leads_with_the_summary_as_docs_whatif_md_shows() {
     assert!(out.starts_with(shown), "docs/whatif.md's example is stale:\n{shown}\n---- the command prints:\n{out}");
 }
 
+/// README's `whatif --demo` example prints what the README shows (the start of the report), and
+/// without `--scheduler` the report says whose pods the demo cluster has.
+#[test]
+fn the_readmes_demo_example_prints_what_it_shows_and_an_empty_report_says_why() {
+    let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let mut lines = readme.lines().skip_while(|l| !l.starts_with("$ predicate-extender whatif --demo "));
+    let command = lines.next().expect("README has the whatif --demo example");
+    let args: Vec<&str> = command.split_whitespace().skip(3).collect(); // after `$ predicate-extender whatif`
+    let shown: Vec<&str> = lines.take_while(|l| !l.starts_with("```")).collect();
+    assert!(shown.len() >= 4, "{shown:?}");
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_predicate-extender"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("NO_COLOR", "1")
+            .arg("whatif")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let out = run(&args);
+    let printed: Vec<&str> = out.lines().take(shown.len()).collect();
+    assert_eq!(printed, shown, "README's whatif example is stale:\n{out}");
+
+    let without: Vec<&str> = args.iter().copied().take_while(|a| *a != "--scheduler").collect();
+    let out = run(&without);
+    assert!(
+        out.contains(
+            "No pod of this cluster is predicate-scheduler's; there are default-scheduler's 7 pods: --scheduler NAME looks at another scheduler's."
+        ),
+        "{out}"
+    );
+    let with_pods = run(&args);
+    assert!(!with_pods.contains("No pod of this cluster"), "{with_pods}");
+}
+
 #[test]
 fn bad_flags_and_files_are_named() {
     let (ok, _, err) = cli(&["--policy", "/nonexistent/new.json", "--demo"]);

@@ -9,8 +9,9 @@ use predicate_engine::engine::{CancelFlag, Evaluator, Plan};
 use predicate_engine::policy::Overrides;
 use predicate_extender::explain::source::load_snapshot;
 use predicate_extender::explain::table::Style;
+use predicate_extender::scheduler_config::SHIPPED_SCHEDULER_NAME;
 use predicate_extender::whatif::render::render;
-use predicate_extender::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
+use predicate_extender::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE};
 
 use super::{ClusterArgs, KubeSchedulerArgs};
 
@@ -40,7 +41,7 @@ pub(crate) struct WhatifArgs {
 
     /// Only the pods of this scheduler (`spec.schedulerName`; pods without one are
     /// default-scheduler's).
-    #[arg(long, value_name = "NAME", default_value = DEFAULT_SCHEDULER)]
+    #[arg(long, value_name = "NAME", default_value = SHIPPED_SCHEDULER_NAME)]
     pub scheduler: String,
 
     /// How many running pods are scored on the whole cluster under both Policies, for how the

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::explain::report::NodeReport;
-use predicate_engine::predicates::match_inter_pod_affinity::ERR_POD_AFFINITY_NOT_MATCH;
+use predicate_engine::framework::{Cause, Reason, ReasonKind};
 
 /// Example node names shown per group.
 pub const EXAMPLES: usize = 3;
@@ -16,7 +16,13 @@ pub const EXAMPLES: usize = 3;
 pub struct FailureGroup {
     /// The predicate that gave the reason.
     pub predicate: String,
+    /// The reason's message.
     pub reason: String,
+    /// The reason itself, as the group's first node got it: equal to every node's reason of the
+    /// group, and its cause is what the hints read (what the predicate knew of that one node, a
+    /// taint or a label, may differ from another node's).
+    #[serde(skip)]
+    pub given: Reason,
     /// How many nodes failed with it in the pass that decided them.
     pub nodes: usize,
     /// How many of those failed with nothing else: they would fit without this reason.
@@ -34,18 +40,20 @@ pub fn deciding_pass(node: &NodeReport) -> &[crate::explain::report::PredicateVe
     node.pass2.as_deref().unwrap_or(&node.pass1)
 }
 
-/// The distinct (predicate, reason) pairs that decided a failing node, in plan order. The general
-/// "didn't match pod affinity/anti-affinity" that MatchInterPodAffinity puts before its specific
-/// reason (as upstream lists them) is left out when the specific one is there: it says nothing
-/// more, and counted apart it would make every affinity failure look like two.
-pub fn failures_of(node: &NodeReport) -> Vec<(&str, &str)> {
-    let general = &*ERR_POD_AFFINITY_NOT_MATCH.message;
-    let mut pairs: Vec<(&str, &str)> = Vec::new();
+/// The distinct (predicate, reason) pairs that decided a failing node, in plan order (reasons
+/// being equal when they say the same: [`Reason`]'s equality). The general
+/// "didn't match pod affinity/anti-affinity" ([`Cause::InterPodAffinity`]) that
+/// MatchInterPodAffinity puts before its specific reason (as upstream lists them) is left out when
+/// the specific one is there: it says nothing more, and counted apart it would make every affinity
+/// failure look like two.
+pub fn failures_of(node: &NodeReport) -> Vec<(&str, &Reason)> {
+    let general = |r: &Reason| r.cause == Cause::InterPodAffinity;
+    let mut pairs: Vec<(&str, &Reason)> = Vec::new();
     for v in deciding_pass(node).iter().filter(|v| !v.fits) {
-        let specific = v.reasons.iter().any(|r| r != general);
-        for reason in v.reasons.iter().filter(|r| !(specific && *r == general)) {
-            if !pairs.contains(&(v.predicate.as_str(), reason.as_str())) {
-                pairs.push((v.predicate.as_str(), reason.as_str()));
+        let specific = v.reasons.iter().any(|r| !general(r));
+        for reason in v.reasons.iter().filter(|r| !(specific && general(r))) {
+            if !pairs.contains(&(v.predicate.as_str(), reason)) {
+                pairs.push((v.predicate.as_str(), reason));
             }
         }
     }
@@ -57,18 +65,21 @@ pub fn failures_of(node: &NodeReport) -> Vec<(&str, &str)> {
 pub fn group<'a>(nodes: impl IntoIterator<Item = &'a NodeReport>) -> Vec<FailureGroup> {
     let mut plan_order: HashMap<&str, usize> = HashMap::new();
     let mut groups: Vec<FailureGroup> = Vec::new();
-    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    // A group is a predicate and a reason, as reasons are equal: by what they say (the message,
+    // as the tables show it) and their kind.
+    let mut index: HashMap<(&str, &str, ReasonKind), usize> = HashMap::new();
     for node in nodes.into_iter().filter(|n| !n.fits) {
         for (i, v) in deciding_pass(node).iter().enumerate() {
             plan_order.entry(v.predicate.as_str()).or_insert(i);
         }
         let pairs = failures_of(node);
         let alone = pairs.len() == 1;
-        for pair in pairs {
-            let at = *index.entry(pair).or_insert_with(|| {
+        for (predicate, reason) in pairs {
+            let at = *index.entry((predicate, reason.message.as_ref(), reason.kind)).or_insert_with(|| {
                 groups.push(FailureGroup {
-                    predicate: pair.0.to_string(),
-                    reason: pair.1.to_string(),
+                    predicate: predicate.to_string(),
+                    reason: reason.to_string(),
+                    given: reason.clone(),
                     nodes: 0,
                     alone: 0,
                     examples: Vec::new(),
@@ -97,18 +108,22 @@ pub fn group<'a>(nodes: impl IntoIterator<Item = &'a NodeReport>) -> Vec<Failure
 mod tests {
     use super::*;
     use crate::explain::report::PredicateVerdict;
+    use predicate_engine::predicates::match_inter_pod_affinity::{
+        ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH, ERR_POD_AFFINITY_NOT_MATCH,
+    };
 
     fn verdict(predicate: &str, reasons: &[&str]) -> PredicateVerdict {
-        PredicateVerdict {
-            predicate: predicate.to_string(),
-            fits: reasons.is_empty(),
-            reasons: reasons.iter().map(|r| r.to_string()).collect(),
-        }
+        let words_only = |r: &&str| Reason::new(r.to_string().into(), ReasonKind::Resolvable);
+        verdict_of(predicate, reasons.iter().map(words_only).collect())
+    }
+
+    fn verdict_of(predicate: &str, reasons: Vec<Reason>) -> PredicateVerdict {
+        PredicateVerdict { predicate: predicate.to_string(), fits: reasons.is_empty(), reasons }
     }
 
     fn node(name: &str, pass1: Vec<PredicateVerdict>, pass2: Option<Vec<PredicateVerdict>>) -> NodeReport {
         let deciding = pass2.as_ref().unwrap_or(&pass1);
-        let reasons: Vec<String> = deciding.iter().flat_map(|v| v.reasons.clone()).collect();
+        let reasons: Vec<String> = deciding.iter().flat_map(|v| v.reasons.iter().map(|r| r.to_string())).collect();
         NodeReport {
             node: name.to_string(),
             fits: reasons.is_empty(),
@@ -158,12 +173,40 @@ mod tests {
         let general = ERR_POD_AFFINITY_NOT_MATCH.message.to_string();
         let existing = "node(s) didn't satisfy existing pods anti-affinity rules";
         let nodes = vec![
-            node("a", vec![verdict("MatchInterPodAffinity", &[&general, existing])], None),
+            node(
+                "a",
+                vec![verdict_of(
+                    "MatchInterPodAffinity",
+                    vec![ERR_POD_AFFINITY_NOT_MATCH, ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH],
+                )],
+                None,
+            ),
             // Only the general reason (no specific one beside it): kept.
-            node("b", vec![verdict("MatchInterPodAffinity", &[&general])], None),
+            node("b", vec![verdict_of("MatchInterPodAffinity", vec![ERR_POD_AFFINITY_NOT_MATCH])], None),
         ];
         let got: Vec<_> = group(&nodes).into_iter().map(|g| (g.reason, g.nodes, g.alone)).collect();
         assert_eq!(got, vec![(general.clone(), 1, 1), (existing.to_string(), 1, 1)]);
+    }
+
+    /// The general reason is known by its cause, not its words: a reason of other words with that
+    /// cause is left out beside a specific one, and one with its words but another cause is not.
+    #[test]
+    fn the_general_affinity_reason_is_known_by_its_cause() {
+        let specific = ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH;
+        let reworded = Reason::of(Cause::InterPodAffinity, ERR_POD_AFFINITY_NOT_MATCH.kind, "in other words");
+        let same_words = Reason::resolvable("node(s) didn't match pod affinity/anti-affinity");
+        let nodes = vec![
+            node("a", vec![verdict_of("MatchInterPodAffinity", vec![reworded, specific.clone()])], None),
+            node("b", vec![verdict_of("MatchInterPodAffinity", vec![same_words, specific.clone()])], None),
+        ];
+        let got: Vec<_> = group(&nodes).into_iter().map(|g| (g.reason, g.given.cause, g.nodes)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (specific.message.to_string(), Cause::ExistingPodsAntiAffinity, 2),
+                (ERR_POD_AFFINITY_NOT_MATCH.message.to_string(), Cause::Other, 1),
+            ]
+        );
     }
 
     #[test]

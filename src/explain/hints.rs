@@ -3,7 +3,8 @@
 //! selector and required node affinity (on how many nodes each requirement holds, and the label
 //! values seen), taints (which ones the pod does not tolerate, on how many nodes), host ports
 //! (which of the pod's ports are taken). Every number is counted here from the nodes the report
-//! evaluated; a reason without such data gets no hint.
+//! evaluated; a reason without such data gets no hint. A group's hint is chosen by what its reason
+//! is (`framework::Cause`), never by its words.
 
 use std::collections::BTreeMap;
 
@@ -13,12 +14,9 @@ use serde::Serialize;
 use crate::explain::failures::{failures_of, FailureGroup};
 use crate::explain::report::EvaluatedNode;
 use predicate_engine::cluster::resources::{Resource, CPU, EPHEMERAL_STORAGE, MEMORY};
-use predicate_engine::framework::PodContext;
+use predicate_engine::framework::{Cause, PodContext, ResourceName};
 use predicate_engine::labels::selectors::NodeSelectorTerms;
 use predicate_engine::plugin_helpers::tolerations::{untolerated, TaintEffects};
-use predicate_engine::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
-use predicate_engine::predicates::pod_fits_host_ports::ERR_POD_NOT_FITS_HOST_PORTS;
-use predicate_engine::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
 
 /// At most this many hints, for the largest groups that have one.
 pub const MAX_HINTS: usize = 5;
@@ -53,29 +51,19 @@ pub fn hints(pod: &PodContext, evaluated: &[EvaluatedNode], groups: &[FailureGro
 fn members<'a>(evaluated: &'a [EvaluatedNode], g: &'a FailureGroup) -> impl Iterator<Item = (&'a EvaluatedNode, bool)> {
     evaluated.iter().filter(|e| !e.report.fits).filter_map(move |e| {
         let pairs = failures_of(&e.report);
-        pairs.contains(&(g.predicate.as_str(), g.reason.as_str())).then_some((e, pairs.len() == 1))
+        pairs.contains(&(g.predicate.as_str(), &g.given)).then_some((e, pairs.len() == 1))
     })
 }
 
+/// The hint for a group, chosen by what its reason is (its cause), never by its words.
 fn hint_for(pod: &PodContext, evaluated: &[EvaluatedNode], g: &FailureGroup) -> Option<String> {
-    let reason = g.reason.as_str();
-    if reason == ERR_TAINTS_TOLERATIONS_NOT_MATCH.message {
-        let effects = if g.predicate == predicate_engine::predicates::pod_tolerates_node_taints::NO_EXECUTE_NAME {
-            TaintEffects::NoExecute
-        } else {
-            TaintEffects::DoNotSchedule
-        };
-        return taints_hint(pod, evaluated, g, effects);
-    }
-    if reason == ERR_NODE_SELECTOR_NOT_MATCH.message {
-        return selector_hint(pod, evaluated);
-    }
-    if reason == ERR_POD_NOT_FITS_HOST_PORTS.message {
-        return ports_hint(evaluated, g);
-    }
-    match reason.strip_prefix("Insufficient ") {
-        Some("pods") | None => None,
-        Some(resource) => resource_hint(pod, evaluated, g, resource),
+    match &g.given.cause {
+        Cause::UntoleratedTaint { effects, .. } => taints_hint(pod, evaluated, g, *effects),
+        Cause::NodeSelectorMismatch => selector_hint(pod, evaluated),
+        Cause::HostPortConflict => ports_hint(evaluated, g),
+        Cause::Insufficient { resource: ResourceName::Pods } => None,
+        Cause::Insufficient { resource } => resource_hint(pod, evaluated, g, resource.as_str()),
+        _ => None,
     }
 }
 
@@ -487,6 +475,47 @@ mod tests {
         let reasons: Vec<&str> = r.hints.iter().map(|h| h.reason.as_str()).collect();
         assert_eq!(reasons, ["Insufficient cpu"], "unschedulable nodes: nothing the data could add");
         assert_eq!(r.failures[0].reason, "node(s) were unschedulable");
+    }
+
+    /// The hint follows what the reason is: a plugin that says "Insufficient cpu" without saying
+    /// what it is gets none, and a reason whose cause is cpu gets the cpu hint in any words.
+    #[test]
+    fn hints_follow_the_cause_not_the_words() {
+        use predicate_engine::cluster::NodeInfo;
+        use predicate_engine::framework::{ClusterView, Failures, Predicate, Reason, ReasonKind};
+
+        #[derive(Debug)]
+        struct Says(Reason);
+        impl Predicate for Says {
+            type State = ();
+            fn name(&self) -> &str {
+                "Says"
+            }
+            fn failures(&self) -> Failures {
+                Failures::MaybeResolvable
+            }
+            fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
+            fn check(&self, _pod: &PodContext, _state: &(), _node: &NodeInfo, reasons: &mut Vec<Reason>) {
+                reasons.push(self.0.clone());
+            }
+        }
+        let snapshot = Snapshot::build([NodeBuilder::new("n1").alloc(&[("cpu", "1")]).build()], []);
+        let run = |reason: Reason| {
+            let plan = Plan::of_predicates(vec![std::sync::Arc::new(Says(reason))]);
+            let pod = PodBuilder::new("p").req(&[("cpu", "2")]).build();
+            let against = crate::explain::report::Against::shipped(&plan, &snapshot);
+            build(against, pod, &[], &Evaluator::new(2).unwrap(), &CancelFlag::new()).unwrap()
+        };
+        let words_only = run(Reason::resolvable("Insufficient cpu"));
+        assert_eq!(words_only.failures[0].reason, "Insufficient cpu");
+        assert_eq!(words_only.hints, vec![], "no cause, no hint");
+        let cpu = Cause::Insufficient { resource: ResourceName::Cpu };
+        let typed = run(Reason::of(cpu, ReasonKind::Resolvable, "short of processors"));
+        assert_eq!(
+            hint(&typed, "short of processors"),
+            "the pod requests 2 cpu; the most free cpu on a node where nothing else fails is 1 (n1); no node has \
+             that much cpu allocatable even when empty (the most is 1 on n1)"
+        );
     }
 
     #[test]

@@ -69,7 +69,21 @@ pub struct NodeReport {
 pub struct PredicateVerdict {
     pub predicate: String,
     pub fits: bool,
-    pub reasons: Vec<String>,
+    /// The predicate's reasons: serialised as their messages; read by their causes.
+    #[serde(serialize_with = "serialize_messages")]
+    pub reasons: Vec<Reason>,
+}
+
+impl PredicateVerdict {
+    /// The reasons' messages, joined with `separator`, as a person reads them.
+    pub fn messages(&self, separator: &str) -> String {
+        self.reasons.iter().map(|r| r.message.as_ref()).collect::<Vec<_>>().join(separator)
+    }
+}
+
+/// Reasons as their messages: what the JSON output has always had.
+fn serialize_messages<S: serde::Serializer>(reasons: &[Reason], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(reasons.iter().map(|r| r.message.as_ref()))
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -143,11 +157,7 @@ pub fn explain_node(
         let mut reasons = Vec::new();
         let mut verdicts = Vec::new();
         run_predicates_observed(plan, ctx, node, &mut reasons, |_, p, r| {
-            verdicts.push(PredicateVerdict {
-                predicate: p.name().to_string(),
-                fits: r.is_empty(),
-                reasons: messages(r),
-            })
+            verdicts.push(PredicateVerdict { predicate: p.name().to_string(), fits: r.is_empty(), reasons: r.to_vec() })
         })?;
         let facts = if reasons.is_empty() { NodeFacts::default() } else { NodeFacts::of(&ctx.pod, node) };
         Ok(Pass { verdicts, reasons, facts })

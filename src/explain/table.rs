@@ -110,7 +110,7 @@ fn verdict_cells(v: &PredicateVerdict) -> [Cell; 2] {
     if v.fits {
         [cell("pass", Paint::Green), plain("")]
     } else {
-        [cell("fail", Paint::Red), plain(v.reasons.join(", "))]
+        [cell("fail", Paint::Red), plain(v.messages(", "))]
     }
 }
 

@@ -19,6 +19,12 @@ pub use replaced::{disabled, kept, Disabled, Point, KEPT};
 /// The configuration the Deployment ships (`config/scheduler-config.yaml`), which this one extends.
 pub const SHIPPED: &str = include_str!("../../config/scheduler-config.yaml");
 
+/// The scheduler name of the shipped configuration's profile (`config/scheduler-config.yaml`):
+/// the pods that set `schedulerName: predicate-scheduler` are the extender's. `whatif` looks at
+/// them unless told otherwise. (A pod without a schedulerName is the API server's
+/// `default-scheduler`'s: `predicate_engine::cluster::objects::DEFAULT_SCHEDULER`.)
+pub const SHIPPED_SCHEDULER_NAME: &str = "predicate-scheduler";
+
 /// The profile line the `plugins:` block goes under.
 const PROFILE_LINE: &str = "  - schedulerName: predicate-scheduler\n";
 
@@ -147,6 +153,11 @@ fn comment(out: &mut String, indent: &str, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shipped_profile_is_the_shipped_scheduler_name() {
+        assert!(SHIPPED.contains(&format!("schedulerName: {SHIPPED_SCHEDULER_NAME}\n")), "{SHIPPED}");
+    }
 
     #[test]
     fn the_shipped_file_has_the_profile_line_and_a_header() {

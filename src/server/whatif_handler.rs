@@ -18,13 +18,14 @@ use axum::http::HeaderMap;
 use axum::response::Response;
 
 use crate::explain::table::Style;
+use crate::scheduler_config::SHIPPED_SCHEDULER_NAME;
 use crate::server::body::read_body;
 use crate::server::explain_handler::{negotiate, Format, FormattedAnswer};
 use crate::server::handlers::body_refused;
 use crate::server::verb::{Unanswered, Verb, VerbError};
 use crate::server::AppState;
 use crate::whatif::render::render;
-use crate::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
+use crate::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE};
 use predicate_engine::engine::evaluator::default_parallelism;
 use predicate_engine::engine::{CancelFlag, Evaluator};
 use predicate_engine::policy::Overrides;
@@ -62,7 +63,7 @@ pub struct Query {
 
 pub fn parse_query(query: Option<&str>) -> Result<Query, VerbError> {
     let bad = |message: String| Err(VerbError::BadRequest(message));
-    let mut q = Query { scheduler: DEFAULT_SCHEDULER.to_string(), sample: DEFAULT_SAMPLE, all: false };
+    let mut q = Query { scheduler: SHIPPED_SCHEDULER_NAME.to_string(), sample: DEFAULT_SAMPLE, all: false };
     for (key, value) in form_urlencoded::parse(query.unwrap_or_default().as_bytes()) {
         match key.as_ref() {
             "scheduler" if value.is_empty() => return bad("scheduler=: give a scheduler name".to_string()),
@@ -189,7 +190,7 @@ mod tests {
     fn the_query_is_read_or_refused_with_the_parameter_named() {
         let q = parse_query(Some("scheduler=my-sched&sample=5&all")).unwrap();
         assert_eq!(q, Query { scheduler: "my-sched".into(), sample: 5, all: true });
-        assert_eq!(parse_query(None).unwrap().scheduler, DEFAULT_SCHEDULER);
+        assert_eq!(parse_query(None).unwrap().scheduler, SHIPPED_SCHEDULER_NAME);
         for (query, want) in [
             ("sample=many", "sample=many: expected a whole number of pods"),
             ("scheduler=", "scheduler=: give a scheduler name"),

@@ -28,10 +28,7 @@ use crate::explain::ExplainError;
 use predicate_engine::cluster::{PodInfo, Snapshot};
 use predicate_engine::engine::{CancelFlag, Cancelled, Evaluator, Plan};
 use predicate_engine::framework::MissingState;
-use report::{PlanSummary, Priorities, Weight, WeightChange};
-
-/// The scheduler `whatif` looks at when not told: the profile `config/scheduler-config.yaml` ships.
-pub const DEFAULT_SCHEDULER: &str = "predicate-scheduler";
+use report::{PlanSummary, Priorities, SchedulerPods, Weight, WeightChange};
 
 /// How many running pods are scored under both plans when not told.
 pub const DEFAULT_SAMPLE: usize = 100;
@@ -104,9 +101,23 @@ fn pods_of(snapshot: &Snapshot, scheduler: &str) -> (Vec<Arc<PodInfo>>, Vec<Arc<
         .partition(|p| p.pod.spec.node_name.is_empty())
 }
 
+/// The schedulers of the cluster's pods, with how many pods each, most first (then by name).
+fn pods_by_scheduler(snapshot: &Snapshot) -> Vec<SchedulerPods> {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for pod in snapshot.pod_infos() {
+        *counts.entry(pod.pod.spec.scheduler()).or_default() += 1;
+    }
+    let mut out: Vec<SchedulerPods> =
+        counts.into_iter().map(|(scheduler, pods)| SchedulerPods { scheduler: scheduler.to_string(), pods }).collect();
+    out.sort_by(|a, b| b.pods.cmp(&a.pods).then_with(|| a.scheduler.cmp(&b.scheduler)));
+    out
+}
+
 /// Compares the two plans on the snapshot.
 pub fn evaluate(input: &Input<'_>, evaluator: &Evaluator, cancel: &CancelFlag) -> Result<Report, WhatifError> {
     let (pending_pods, running_pods) = pods_of(input.snapshot, input.scheduler);
+    let other_schedulers =
+        if pending_pods.is_empty() && running_pods.is_empty() { pods_by_scheduler(input.snapshot) } else { Vec::new() };
     let plans = [input.current.plan, input.new.plan];
     let pending = pending::evaluate(&plans, &pending_pods, input.snapshot, input.kube_scheduler, evaluator, cancel)?;
     let running = running::evaluate(&plans, &running_pods, input.snapshot, evaluator, cancel)?;
@@ -132,6 +143,7 @@ pub fn evaluate(input: &Input<'_>, evaluator: &Evaluator, cancel: &CancelFlag) -
         current: summary(&input.current),
         new: summary(&input.new),
         nodes: input.snapshot.node_count(),
+        other_schedulers,
         pending: pending.report,
         running: running.report,
         predicates,

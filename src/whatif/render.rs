@@ -26,6 +26,16 @@ pub fn render(report: &Report, all: bool, style: Style, spell: &dyn Fn(&str) -> 
         "What-if: the new Policy ({}) against the current one ({}), {}'s pods on {} nodes.\n\n",
         report.new.source, report.current.source, report.scheduler, report.nodes
     );
+    if !report.other_schedulers.is_empty() {
+        let whose: Vec<String> =
+            report.other_schedulers.iter().map(|s| format!("{}'s {}", s.scheduler, pods(s.pods))).collect();
+        out.push_str(&format!(
+            "No pod of this cluster is {}'s; there are {}: {} NAME looks at another scheduler's.\n\n",
+            report.scheduler,
+            whose.join(", "),
+            spell("scheduler")
+        ));
+    }
     let p = &report.pending;
     out.push_str(&bold(&format!(
         "Pending {}: {} become unschedulable, {} become schedulable, {} get another best node.",

@@ -15,11 +15,24 @@ pub struct Report {
     pub new: PlanSummary,
     /// Nodes of the cluster.
     pub nodes: usize,
+    /// When the scheduler looked at has no pod in the cluster: the schedulers whose pods there
+    /// are, with how many each, most first (so a report of nothing says why). Empty otherwise,
+    /// and then left out of the JSON.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub other_schedulers: Vec<SchedulerPods>,
     pub pending: Pending,
     pub running: Running,
     /// Per predicate of either plan, how many node checks reject, under each plan.
     pub predicates: Vec<PredicateRejections>,
     pub priorities: Priorities,
+}
+
+/// A scheduler name and how many of the cluster's pods (pending and running) have it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct SchedulerPods {
+    pub scheduler: String,
+    pub pods: usize,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -82,7 +82,9 @@ fn stopped(info: &PodInfo, after: &NodeReport, fits_elsewhere: usize) -> Stopped
     let rejected_by = deciding_pass(after)
         .iter()
         .filter(|v| !v.fits)
-        .flat_map(|v| v.reasons.iter().map(|r| Rejection { predicate: v.predicate.clone(), reason: r.clone() }))
+        .flat_map(|v| {
+            v.reasons.iter().map(|r| Rejection { predicate: v.predicate.clone(), reason: r.message.to_string() })
+        })
         .collect();
     StoppedPod { pod: info.pod.key(), node: info.pod.spec.node_name.clone(), rejected_by, fits_elsewhere }
 }
@@ -157,7 +159,8 @@ mod tests {
     use k8s_openapi::api::core::v1::{Affinity, PodAffinityTerm, PodAntiAffinity};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 
-    use crate::whatif::{evaluate, Input, Source, DEFAULT_SCHEDULER};
+    use crate::scheduler_config::SHIPPED_SCHEDULER_NAME;
+    use crate::whatif::{evaluate, Input, Source};
     use predicate_engine::cluster::intern::IStr;
     use predicate_engine::cluster::objects::Pod;
     use predicate_engine::testing::{NodeBuilder, PodBuilder};
@@ -166,7 +169,7 @@ mod tests {
 
     fn ours(builder: PodBuilder) -> Pod {
         let mut pod = builder.build();
-        pod.spec.scheduler_name = IStr::new(DEFAULT_SCHEDULER);
+        pod.spec.scheduler_name = IStr::new(SHIPPED_SCHEDULER_NAME);
         pod
     }
 
@@ -201,7 +204,7 @@ mod tests {
             current: Source { plan: &plan, name: "a".into() },
             new: Source { plan: &plan, name: "b".into() },
             snapshot: &snapshot,
-            scheduler: DEFAULT_SCHEDULER,
+            scheduler: SHIPPED_SCHEDULER_NAME,
             sample: 0,
             kube_scheduler: &KubeSchedulerConfig::shipped(),
         };

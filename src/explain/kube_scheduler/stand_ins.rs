@@ -7,15 +7,11 @@ use std::sync::Arc;
 
 use predicate_engine::cluster::NodeInfo;
 use predicate_engine::framework::{
-    AnyPredicate, AnyState, ClusterView, Failures, MissingState, PodContext, Predicate, Reason,
+    AnyPredicate, AnyState, Cause, ClusterView, Failures, MissingState, PodContext, Predicate, Reason, ResourceName,
 };
-use predicate_engine::predicates::check_volume_binding::{self, ERR_VOLUME_NODE_CONFLICT};
-use predicate_engine::predicates::host_name::ERR_POD_NOT_MATCH_HOST_NAME;
+use predicate_engine::predicates::check_volume_binding;
 use predicate_engine::predicates::match_inter_pod_affinity::State as InterPodAffinityState;
-use predicate_engine::predicates::match_node_selector::ERR_NODE_SELECTOR_NOT_MATCH;
 use predicate_engine::predicates::no_volume_zone_conflict;
-use predicate_engine::predicates::pod_fits_resources::ERR_INSUFFICIENT_PODS;
-use predicate_engine::predicates::pod_tolerates_node_taints::ERR_TAINTS_TOLERATIONS_NOT_MATCH;
 
 use super::profile::Plugin;
 
@@ -49,17 +45,18 @@ fn classic(plugin: Plugin) -> Option<Arc<dyn AnyPredicate>> {
     predicate_engine::registry::predicate(name)
 }
 
-/// A classic reason in the plugin's own words.
+/// A classic reason in the plugin's own words, chosen by what the reason is (its cause, which the
+/// reworded reason keeps).
 fn reworded(plugin: Plugin, reason: Reason) -> Reason {
-    let message = match plugin {
-        Plugin::NodeName if reason == ERR_POD_NOT_MATCH_HOST_NAME => NODE_NAME,
-        Plugin::TaintToleration if reason == ERR_TAINTS_TOLERATIONS_NOT_MATCH => UNTOLERATED_TAINT,
-        Plugin::NodeAffinity if reason == ERR_NODE_SELECTOR_NOT_MATCH => NODE_AFFINITY,
-        Plugin::NodeResourcesFit if reason == ERR_INSUFFICIENT_PODS => TOO_MANY_PODS,
-        Plugin::VolumeBinding if reason == ERR_VOLUME_NODE_CONFLICT => PV_NODE_AFFINITY,
+    let message = match (plugin, &reason.cause) {
+        (Plugin::NodeName, Cause::HostNameMismatch) => NODE_NAME,
+        (Plugin::TaintToleration, Cause::UntoleratedTaint { .. }) => UNTOLERATED_TAINT,
+        (Plugin::NodeAffinity, Cause::NodeSelectorMismatch) => NODE_AFFINITY,
+        (Plugin::NodeResourcesFit, Cause::Insufficient { resource: ResourceName::Pods }) => TOO_MANY_PODS,
+        (Plugin::VolumeBinding, Cause::VolumeNodeConflict) => PV_NODE_AFFINITY,
         _ => return reason,
     };
-    Reason::new(Cow::Borrowed(message), reason.kind)
+    Reason { message: Cow::Borrowed(message), ..reason }
 }
 
 /// The plugin, as a predicate: its classic stand-in's verdict in its own words. Its name is the
@@ -204,5 +201,35 @@ pub fn prefilter_nodes(
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use predicate_engine::framework::{ReasonKind, TaintEffects};
+    use predicate_engine::predicates::pod_fits_resources::{ERR_INSUFFICIENT_CPU, ERR_INSUFFICIENT_PODS};
+    use predicate_engine::predicates::pod_tolerates_node_taints::{untolerated, ERR_TAINTS_TOLERATIONS_NOT_MATCH};
+
+    /// A classic reason is put in the plugin's words by what it is: its cause, kept, never its
+    /// words.
+    #[test]
+    fn reasons_are_reworded_by_their_cause() {
+        let taint = untolerated(TaintEffects::DoNotSchedule, 3);
+        let got = reworded(Plugin::TaintToleration, taint.clone());
+        assert_eq!((got.message.as_ref(), got.kind, &got.cause), (UNTOLERATED_TAINT, taint.kind, &taint.cause));
+        let pods = reworded(Plugin::NodeResourcesFit, ERR_INSUFFICIENT_PODS);
+        assert_eq!(pods.message, TOO_MANY_PODS);
+        assert_eq!(pods.cause, ERR_INSUFFICIENT_PODS.cause);
+        // Another resource keeps its words; so does a reason of the right words but no cause, and
+        // one of the right cause given by another plugin.
+        assert_eq!(reworded(Plugin::NodeResourcesFit, ERR_INSUFFICIENT_CPU).message, "Insufficient cpu");
+        let words_only = reworded(Plugin::TaintToleration, ERR_TAINTS_TOLERATIONS_NOT_MATCH);
+        assert_eq!(words_only.message, ERR_TAINTS_TOLERATIONS_NOT_MATCH.message);
+        let other_plugin = reworded(Plugin::NodeAffinity, taint.clone());
+        assert_eq!(other_plugin.message, taint.message);
+        let selector = Reason::of(Cause::NodeSelectorMismatch, ReasonKind::Unresolvable, "any words");
+        assert_eq!(reworded(Plugin::NodeAffinity, selector).message, NODE_AFFINITY);
     }
 }

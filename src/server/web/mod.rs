@@ -27,9 +27,10 @@ use axum::Router;
 
 use crate::explain::report::{build, Against};
 use crate::explain::ExplainError;
+use crate::scheduler_config::SHIPPED_SCHEDULER_NAME;
 use crate::server::body::read_body;
 use crate::server::AppState;
-use crate::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE, DEFAULT_SCHEDULER};
+use crate::whatif::{evaluate, Input, Source, WhatifError, DEFAULT_SAMPLE};
 use html::{esc, page};
 use pages::PendingEntry;
 use predicate_engine::engine::evaluator::default_parallelism;
@@ -122,7 +123,7 @@ fn explain_failed(web: &Web, e: ExplainError) -> Response {
 async fn pending(State(web): State<Arc<Web>>, RawQuery(query): RawQuery) -> Response {
     let q = params(query.as_deref().unwrap_or_default());
     let scheduler =
-        q.get("scheduler").filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
+        q.get("scheduler").filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| SHIPPED_SCHEDULER_NAME.to_string());
     let limit = match q.get("limit").map(|l| l.parse::<usize>()) {
         None => DEFAULT_LIMIT,
         Some(Ok(n)) => n,
@@ -200,7 +201,7 @@ async fn whatif_post(State(web): State<Arc<Web>>, headers: HeaderMap, body: Body
 
 async fn whatif_page(web: Arc<Web>, form: HashMap<String, String>) -> Response {
     let scheduler =
-        form.get("scheduler").filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| DEFAULT_SCHEDULER.to_string());
+        form.get("scheduler").filter(|s| !s.is_empty()).cloned().unwrap_or_else(|| SHIPPED_SCHEDULER_NAME.to_string());
     let policy = form.get("policy").cloned().unwrap_or_default();
     if policy.trim().is_empty() {
         return html(StatusCode::OK, pages::whatif_page(&web.prefix, &scheduler, "", None));

@@ -134,8 +134,8 @@ pub fn pod_page(prefix: &str, report: &Explained, all: bool) -> String {
             for p in &report.predicates {
                 let at = verdicts.iter().position(|v| &v.predicate == p);
                 let (class, text) = match at.map(|i| (i, &verdicts[i])) {
-                    Some((i, v)) if !v.fits && Some(i) == deciding => ("deciding", v.reasons.join("; ")),
-                    Some((_, v)) if !v.fits => ("fail", v.reasons.join("; ")),
+                    Some((i, v)) if !v.fits && Some(i) == deciding => ("deciding", v.messages("; ")),
+                    Some((_, v)) if !v.fits => ("fail", v.messages("; ")),
                     Some(_) => ("fit", "✓".to_string()),
                     None => ("muted", "-".to_string()),
                 };

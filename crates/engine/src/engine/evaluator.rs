@@ -212,7 +212,9 @@ mod tests {
     #[test]
     fn a_passed_deadline_cancels_an_inline_evaluation() {
         let ev = Evaluator::new(2).unwrap().inline();
-        let cancel = CancelFlag::with_deadline(Instant::now() + std::time::Duration::from_millis(20));
+        let started = Instant::now();
+        let deadline = std::time::Duration::from_millis(20);
+        let cancel = CancelFlag::with_deadline(started + deadline);
         let items: Vec<u32> = (0..1_000).collect();
         let calls = std::sync::atomic::AtomicUsize::new(0);
         let out = ev.map(&items, &cancel, |_| {
@@ -221,8 +223,11 @@ mod tests {
         });
         assert_eq!(out, Err(Cancelled));
         assert!(cancel.deadline_passed());
+        // Nodes were evaluated until the deadline, not past the end: no bound on how many fit in
+        // 20 ms, which a loaded machine's sleeps make fewer.
+        assert!(started.elapsed() >= deadline);
         let calls = calls.load(Ordering::Relaxed);
-        assert!((20..items.len()).contains(&calls), "{calls} nodes evaluated");
+        assert!((1..items.len()).contains(&calls), "{calls} nodes evaluated");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! request it computes in its own `prepare` (see [`crate::framework::predicate`]).
 
 use crate::cluster::host_ports::{pod_host_ports, HostPort};
+use crate::cluster::intern::IStr;
 use crate::cluster::objects::Pod;
 use crate::cluster::pod_requests::{requests_to_place, requests_to_score};
 use crate::cluster::resources::{NonZero, Resource};
@@ -16,6 +17,9 @@ pub struct PodContext {
     /// What the pod needs of a node, as NodeResourcesFit's PreFilter computes it (pod-level
     /// resources, containers, init containers, sidecars, overhead; `cluster::pod_requests`).
     pub requests: Resource,
+    /// The names of `requests.scalar`, in its order, interned: what a reason names when a node is
+    /// short of one (`framework::ResourceName::Scalar`), without an allocation per node.
+    pub scalar_resources: Vec<IStr>,
     /// cpu and memory as the resource scores count them (defaults for containers that ask none).
     pub non_zero_requests: NonZero,
     /// The host ports the pod binds.
@@ -45,8 +49,10 @@ impl PodContext {
             .and_then(|a| a.node_affinity.as_ref())
             .and_then(|na| na.required_during_scheduling_ignored_during_execution.as_ref())
             .map(|selector| NodeSelectorTerms::compile(&selector.node_selector_terms));
+        let requests = requests_to_place(&pod);
         PodContext {
-            requests: requests_to_place(&pod),
+            scalar_resources: requests.scalar.iter().map(|(name, _)| IStr::new(name)).collect(),
+            requests,
             non_zero_requests: requests_to_score(&pod, version),
             host_ports: pod_host_ports(&pod),
             best_effort: pod.is_best_effort(),

@@ -8,21 +8,12 @@ use k8s_openapi::api::core::v1::{Taint, Toleration};
 
 use crate::cluster::objects::Pod;
 use crate::cluster::NodeInfo;
+/// Which of a node's taints a check looks at; in the framework, as a reason's cause names it.
+pub use crate::framework::TaintEffects;
 
 pub const NO_SCHEDULE: &str = "NoSchedule";
 pub const PREFER_NO_SCHEDULE: &str = "PreferNoSchedule";
 pub const NO_EXECUTE: &str = "NoExecute";
-
-/// Which of a node's taints a check looks at, by effect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaintEffects {
-    /// `NoSchedule` and `NoExecute` (upstream's `DoNotScheduleTaintsFilterFunc`).
-    DoNotSchedule,
-    /// `NoExecute` only.
-    NoExecute,
-    /// `PreferNoSchedule` only.
-    PreferNoSchedule,
-}
 
 impl TaintEffects {
     pub fn includes(self, effect: &str) -> bool {
@@ -75,6 +66,18 @@ pub fn tolerates_all(taints: &[Taint], tolerations: &[Toleration], effects: Tain
     untolerated(taints, tolerations, effects).next().is_none()
 }
 
+/// The first taint of the node with one of `effects` that the pod does not tolerate (upstream's
+/// `FindMatchingUntoleratedTaint`), by its index in the node's `spec.taints`; `None` when the pod
+/// tolerates them all.
+pub fn first_untolerated(pod: &Pod, node: &NodeInfo, effects: TaintEffects) -> Option<usize> {
+    let tolerations = &pod.spec.tolerations;
+    node.node()
+        .spec
+        .taints
+        .iter()
+        .position(|taint| effects.includes(&taint.effect) && !tolerations.iter().any(|t| tolerates(t, taint)))
+}
+
 /// Whether the pod tolerates every taint of the node with one of `effects`.
 pub fn tolerates_node(pod: &Pod, node: &NodeInfo, effects: TaintEffects) -> bool {
     tolerates_all(&node.node().spec.taints, &pod.spec.tolerations, effects)
@@ -96,6 +99,22 @@ mod tests {
         assert_eq!(keys(TaintEffects::DoNotSchedule), ["a", "c"]);
         assert_eq!(keys(TaintEffects::NoExecute), ["c"]);
         assert_eq!(keys(TaintEffects::PreferNoSchedule), ["b"]);
+    }
+
+    #[test]
+    fn the_first_untolerated_taint_by_its_index() {
+        let node = NodeBuilder::new("n")
+            .taint("soft", "", PREFER_NO_SCHEDULE)
+            .taint("a", "1", NO_SCHEDULE)
+            .taint("c", "", NO_EXECUTE)
+            .info();
+        let tolerating_a = PodBuilder::new("p").toleration("a", "Equal", "1", "").build();
+        assert_eq!(first_untolerated(&PodBuilder::new("p").build(), &node, TaintEffects::DoNotSchedule), Some(1));
+        assert_eq!(first_untolerated(&tolerating_a, &node, TaintEffects::DoNotSchedule), Some(2));
+        assert_eq!(first_untolerated(&PodBuilder::new("p").build(), &node, TaintEffects::NoExecute), Some(2));
+        let all = PodBuilder::new("p").toleration("", "Exists", "", "").build();
+        assert_eq!(first_untolerated(&all, &node, TaintEffects::DoNotSchedule), None);
+        assert!(tolerates_node(&all, &node, TaintEffects::DoNotSchedule));
     }
 
     #[test]

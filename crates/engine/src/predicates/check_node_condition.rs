@@ -9,7 +9,7 @@
 use crate::cluster::{ConditionFailure, NodeInfo};
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use crate::predicates::check_node_unschedulable::ERR_NODE_UNSCHEDULABLE;
 use std::sync::Arc;
 
@@ -21,9 +21,18 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(CheckNodeCondition))
 }
 
-pub const ERR_NODE_NOT_READY: Reason = Reason::unresolvable("node(s) were not ready");
-pub const ERR_NODE_OUT_OF_DISK: Reason = Reason::unresolvable("node(s) were out of disk space");
-pub const ERR_NODE_NETWORK_UNAVAILABLE: Reason = Reason::unresolvable("node(s) had unavailable network");
+pub const ERR_NODE_NOT_READY: Reason =
+    Reason::of(Cause::NodeCondition(ConditionFailure::NotReady), ReasonKind::Unresolvable, "node(s) were not ready");
+pub const ERR_NODE_OUT_OF_DISK: Reason = Reason::of(
+    Cause::NodeCondition(ConditionFailure::OutOfDisk),
+    ReasonKind::Unresolvable,
+    "node(s) were out of disk space",
+);
+pub const ERR_NODE_NETWORK_UNAVAILABLE: Reason = Reason::of(
+    Cause::NodeCondition(ConditionFailure::NetworkUnavailable),
+    ReasonKind::Unresolvable,
+    "node(s) had unavailable network",
+);
 
 /// Fails a node whose `Ready` condition is not `True`, whose `OutOfDisk` or `NetworkUnavailable`
 /// condition is not `False`, or that is cordoned. A node that reports none of these conditions

@@ -2,10 +2,12 @@
 
 use crate::framework::Reason;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
+use crate::framework::{Cause, Pressure, ReasonKind};
 use crate::predicates::node_pressure::NodePressure;
 use std::sync::Arc;
 
-pub const ERR_NODE_UNDER_DISK_PRESSURE: Reason = Reason::unresolvable("node(s) had disk pressure");
+pub const ERR_NODE_UNDER_DISK_PRESSURE: Reason =
+    Reason::of(Cause::NodePressure(Pressure::Disk), ReasonKind::Unresolvable, "node(s) had disk pressure");
 
 /// The registry name.
 pub const NAME: &str = "CheckNodeDiskPressure";

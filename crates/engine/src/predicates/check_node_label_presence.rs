@@ -1,26 +1,44 @@
 //! CheckNodeLabelPresence (Policy argument `labelsPresence`): the node must have all of the
 //! labels (`presence: true`) or none of them (`presence: false`). Label values are not looked at.
 
+use crate::cluster::intern::IStr;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::framework::{ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
+use crate::framework::{ArgumentError, Cause, ClusterView, Failures, Predicate, PredicateArgs, Reason, ReasonKind};
 
-pub const ERR_NODE_LABEL_PRESENCE_VIOLATED: Reason = Reason::unresolvable("node(s) didn't have the requested labels");
+/// Upstream's `ErrNodeLabelPresenceViolated`.
+const MESSAGE: &str = "node(s) didn't have the requested labels";
+
+/// The words and kind of every reason it gives, and equal to each of them; the reason a node gets
+/// also names the label ([`missing_label`], [`unwanted_label`]).
+pub const ERR_NODE_LABEL_PRESENCE_VIOLATED: Reason = Reason::unresolvable(MESSAGE);
+
+/// The node lacks `key`, a label the entry wants present.
+pub fn missing_label(key: IStr) -> Reason {
+    Reason::of(Cause::MissingLabel { key }, ReasonKind::Unresolvable, MESSAGE)
+}
+
+/// The node has `key`, a label the entry wants absent.
+pub fn unwanted_label(key: IStr) -> Reason {
+    Reason::of(Cause::UnwantedLabel { key }, ReasonKind::Unresolvable, MESSAGE)
+}
 
 #[derive(Debug)]
 pub struct CheckNodeLabelPresence {
     /// The Policy entry's name: upstream lets a Policy register this predicate under any name.
     name: String,
-    labels: Vec<String>,
+    /// Interned once, so a reason naming one allocates nothing.
+    labels: Vec<IStr>,
     presence: bool,
 }
 
 impl CheckNodeLabelPresence {
     pub fn new(name: &str, labels: Vec<String>, presence: bool) -> Self {
+        let labels = labels.iter().map(|l| IStr::new(l)).collect();
         CheckNodeLabelPresence { name: name.to_string(), labels, presence }
     }
 }
@@ -64,8 +82,8 @@ impl Predicate for CheckNodeLabelPresence {
 
     fn check(&self, _pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
         let node_labels = &node.node().metadata.labels;
-        if self.labels.iter().any(|l| node_labels.contains_key(l) != self.presence) {
-            reasons.push(ERR_NODE_LABEL_PRESENCE_VIOLATED);
+        if let Some(key) = self.labels.iter().find(|l| node_labels.contains_key(l.as_str()) != self.presence) {
+            reasons.push(if self.presence { missing_label(key.clone()) } else { unwanted_label(key.clone()) });
         }
     }
 }
@@ -92,5 +110,19 @@ mod tests {
             let p = CheckNodeLabelPresence::new("L", labels.into_iter().map(String::from).collect(), presence);
             assert_eq!(reasons_of(&p, PodBuilder::new("p").build(), &node), want, "{name}");
         }
+    }
+
+    /// The reason names the first listed label that breaks the rule.
+    #[test]
+    fn the_reason_names_the_label() {
+        let node = NodeBuilder::new("n").label("region", "r1").info();
+        let cause = |labels: &[&str], presence| {
+            let p = CheckNodeLabelPresence::new("L", labels.iter().map(|l| l.to_string()).collect(), presence);
+            reasons_of(&p, PodBuilder::new("p").build(), &node).into_iter().map(|r| r.cause).collect::<Vec<_>>()
+        };
+        assert_eq!(cause(&["region", "rack", "zone"], true), [Cause::MissingLabel { key: IStr::new("rack") }]);
+        assert_eq!(cause(&["rack", "region"], false), [Cause::UnwantedLabel { key: IStr::new("region") }]);
+        assert_eq!(missing_label(IStr::new("x")), ERR_NODE_LABEL_PRESENCE_VIOLATED, "the same words");
+        assert_eq!(unwanted_label(IStr::new("x")), ERR_NODE_LABEL_PRESENCE_VIOLATED);
     }
 }

@@ -3,10 +3,12 @@
 
 use crate::framework::Reason;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
+use crate::framework::{Cause, Pressure, ReasonKind};
 use crate::predicates::node_pressure::NodePressure;
 use std::sync::Arc;
 
-pub const ERR_NODE_UNDER_MEMORY_PRESSURE: Reason = Reason::unresolvable("node(s) had memory pressure");
+pub const ERR_NODE_UNDER_MEMORY_PRESSURE: Reason =
+    Reason::of(Cause::NodePressure(Pressure::Memory), ReasonKind::Unresolvable, "node(s) had memory pressure");
 
 /// The registry name.
 pub const NAME: &str = "CheckNodeMemoryPressure";

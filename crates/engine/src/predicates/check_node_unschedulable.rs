@@ -4,7 +4,7 @@
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use crate::plugin_helpers::tolerations::{tolerates_parts, NO_SCHEDULE};
 use std::sync::Arc;
 
@@ -16,7 +16,8 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(CheckNodeUnschedulable))
 }
 
-pub const ERR_NODE_UNSCHEDULABLE: Reason = Reason::unresolvable("node(s) were unschedulable");
+pub const ERR_NODE_UNSCHEDULABLE: Reason =
+    Reason::of(Cause::NodeUnschedulable, ReasonKind::Unresolvable, "node(s) were unschedulable");
 
 /// The taint kube-scheduler checks a cordoned node against.
 pub const UNSCHEDULABLE_TAINT_KEY: &str = "node.kubernetes.io/unschedulable";

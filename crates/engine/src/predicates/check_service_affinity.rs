@@ -21,6 +21,7 @@ use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::framework::ClusterView;
 use crate::framework::PodContext;
+use crate::framework::{Cause, ReasonKind};
 use serde::Deserialize;
 
 use crate::framework::{ArgumentError, Failures, Predicate, PredicateArgs, PredicateState, Reason};
@@ -28,7 +29,8 @@ use crate::labels::selectors::LabelSelector;
 use crate::plugin_helpers::services::pod_services;
 
 /// Upstream's `ErrServiceAffinityViolated`; not in its unresolvable list.
-pub const ERR_SERVICE_AFFINITY_VIOLATED: Reason = Reason::resolvable("node(s) didn't match service affinity");
+pub const ERR_SERVICE_AFFINITY_VIOLATED: Reason =
+    Reason::of(Cause::ServiceAffinity, ReasonKind::Resolvable, "node(s) didn't match service affinity");
 
 /// What the predicate computes once per request.
 #[derive(Debug, Clone, Default)]

@@ -40,6 +40,7 @@ use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
+use crate::framework::{Cause, ReasonKind};
 use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
 use crate::labels::selectors::{LabelSelector, NodeSelectorTerms};
 use crate::quantity::Quantity;
@@ -52,13 +53,23 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(CheckVolumeBinding))
 }
 
-pub const ERR_VOLUME_NODE_CONFLICT: Reason = Reason::unresolvable("node(s) had volume node affinity conflict");
-pub const ERR_VOLUME_BIND_CONFLICT: Reason =
-    Reason::unresolvable("node(s) didn't find available persistent volumes to bind");
-pub const ERR_PV_NOT_EXIST: Reason =
-    Reason::unresolvable("node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)");
-pub const ERR_UNBOUND_IMMEDIATE_CLAIMS: Reason =
-    Reason::unresolvable("pod has unbound immediate PersistentVolumeClaims");
+pub const ERR_VOLUME_NODE_CONFLICT: Reason =
+    Reason::of(Cause::VolumeNodeConflict, ReasonKind::Unresolvable, "node(s) had volume node affinity conflict");
+pub const ERR_VOLUME_BIND_CONFLICT: Reason = Reason::of(
+    Cause::VolumeBindConflict,
+    ReasonKind::Unresolvable,
+    "node(s) didn't find available persistent volumes to bind",
+);
+pub const ERR_PV_NOT_EXIST: Reason = Reason::of(
+    Cause::BoundVolumeMissing,
+    ReasonKind::Unresolvable,
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",
+);
+pub const ERR_UNBOUND_IMMEDIATE_CLAIMS: Reason = Reason::of(
+    Cause::UnboundImmediateClaims,
+    ReasonKind::Unresolvable,
+    "pod has unbound immediate PersistentVolumeClaims",
+);
 
 /// `storage.VolumeBindingWaitForFirstConsumer`.
 pub(crate) const WAIT_FOR_FIRST_CONSUMER: &str = "WaitForFirstConsumer";
@@ -77,8 +88,9 @@ static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
 #[derive(Debug)]
 pub struct CheckVolumeBinding;
 
+/// A claim, class or volume that cannot be found or used: unresolvable, naming it.
 fn unresolvable(message: String) -> Reason {
-    Reason::unresolvable_owned(message)
+    Reason::owned(Cause::VolumeUnresolved, ReasonKind::Unresolvable, message)
 }
 
 /// The class a claim asks for: the beta annotation first, then `spec.storageClassName`; "" for none.

@@ -34,6 +34,7 @@ use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::framework::PodContext;
 use crate::framework::{ArgumentError, PredicateArgs};
+use crate::framework::{Cause, ReasonKind};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
 use crate::plugin_helpers::node_affinity::matches_node_selector;
@@ -48,11 +49,17 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyP
     Ok(Arc::new(EvenPodsSpread))
 }
 
-pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason =
-    Reason::resolvable("node(s) didn't match pod topology spread constraints");
+pub const ERR_TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH: Reason = Reason::of(
+    Cause::TopologySpreadSkew,
+    ReasonKind::Resolvable,
+    "node(s) didn't match pod topology spread constraints",
+);
 
-pub const ERR_TOPOLOGY_SPREAD_MISSING_LABEL: Reason =
-    Reason::unresolvable("node(s) didn't match pod topology spread constraints (missing required label)");
+pub const ERR_TOPOLOGY_SPREAD_MISSING_LABEL: Reason = Reason::of(
+    Cause::TopologySpreadMissingLabel,
+    ReasonKind::Unresolvable,
+    "node(s) didn't match pod topology spread constraints (missing required label)",
+);
 
 const DO_NOT_SCHEDULE: &str = "DoNotSchedule";
 

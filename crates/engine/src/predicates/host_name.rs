@@ -3,7 +3,7 @@
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use std::sync::Arc;
 
 /// The registry name.
@@ -14,7 +14,8 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(HostName))
 }
 
-pub const ERR_POD_NOT_MATCH_HOST_NAME: Reason = Reason::unresolvable("node(s) didn't match the requested hostname");
+pub const ERR_POD_NOT_MATCH_HOST_NAME: Reason =
+    Reason::of(Cause::HostNameMismatch, ReasonKind::Unresolvable, "node(s) didn't match the requested hostname");
 
 #[derive(Debug)]
 pub struct HostName;

@@ -45,6 +45,7 @@ use crate::cluster::objects::Pod;
 use crate::cluster::{NodeInfo, PodInfo};
 use crate::framework::PodContext;
 use crate::framework::{ArgumentError, PredicateArgs};
+use crate::framework::{Cause, ReasonKind};
 use crate::framework::{ClusterView, DomainVerdicts};
 use crate::framework::{Failures, Predicate, PredicateState, Reason};
 use crate::plugin_helpers::affinity_terms::{for_each_candidate, namespace_labels, Term};
@@ -58,14 +59,19 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn crate::framework::AnyP
 }
 
 /// Listed first beside each of the three below (upstream's `ErrPodAffinityNotMatch`); resolvable.
-pub const ERR_POD_AFFINITY_NOT_MATCH: Reason = Reason::resolvable("node(s) didn't match pod affinity/anti-affinity");
+pub const ERR_POD_AFFINITY_NOT_MATCH: Reason =
+    Reason::of(Cause::InterPodAffinity, ReasonKind::Resolvable, "node(s) didn't match pod affinity/anti-affinity");
 /// Unresolvable: evicting pods cannot bring the pods the affinity asks for.
-pub const ERR_AFFINITY_RULES_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match pod affinity rules");
+pub const ERR_AFFINITY_RULES_NOT_MATCH: Reason =
+    Reason::of(Cause::PodAffinityRules, ReasonKind::Unresolvable, "node(s) didn't match pod affinity rules");
 /// Resolvable (this one and the next): evicting the matching pods would clear the domain.
 pub const ERR_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
-    Reason::resolvable("node(s) didn't match pod anti-affinity rules");
-pub const ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Reason =
-    Reason::resolvable("node(s) didn't satisfy existing pods anti-affinity rules");
+    Reason::of(Cause::PodAntiAffinityRules, ReasonKind::Resolvable, "node(s) didn't match pod anti-affinity rules");
+pub const ERR_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH: Reason = Reason::of(
+    Cause::ExistingPodsAntiAffinity,
+    ReasonKind::Resolvable,
+    "node(s) didn't satisfy existing pods anti-affinity rules",
+);
 
 /// Whether a pod joins the counts or leaves them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

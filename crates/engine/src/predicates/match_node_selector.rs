@@ -4,7 +4,7 @@
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use crate::plugin_helpers::node_affinity::matches_node_selector;
 use std::sync::Arc;
 
@@ -16,7 +16,8 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(MatchNodeSelector))
 }
 
-pub const ERR_NODE_SELECTOR_NOT_MATCH: Reason = Reason::unresolvable("node(s) didn't match node selector");
+pub const ERR_NODE_SELECTOR_NOT_MATCH: Reason =
+    Reason::of(Cause::NodeSelectorMismatch, ReasonKind::Unresolvable, "node(s) didn't match node selector");
 
 #[derive(Debug)]
 pub struct MatchNodeSelector;

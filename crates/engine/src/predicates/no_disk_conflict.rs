@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::{RBDVolumeSource, Volume};
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use std::sync::Arc;
 
 /// The registry name.
@@ -27,7 +27,8 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(NoDiskConflict))
 }
 
-pub const ERR_DISK_CONFLICT: Reason = Reason::resolvable("node(s) had no available disk");
+pub const ERR_DISK_CONFLICT: Reason =
+    Reason::of(Cause::DiskConflict, ReasonKind::Resolvable, "node(s) had no available disk");
 
 #[derive(Debug)]
 pub struct NoDiskConflict;

@@ -26,7 +26,7 @@ use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use crate::predicates::check_volume_binding::{claim_class, WAIT_FOR_FIRST_CONSUMER};
 use crate::predicates::volume_count::Volumes;
 use std::sync::Arc;
@@ -39,7 +39,8 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(NoVolumeZoneConflict))
 }
 
-pub const ERR_VOLUME_ZONE_CONFLICT: Reason = Reason::unresolvable("node(s) had no available volume zone");
+pub const ERR_VOLUME_ZONE_CONFLICT: Reason =
+    Reason::of(Cause::VolumeZoneConflict, ReasonKind::Unresolvable, "node(s) had no available volume zone");
 
 const BETA_ZONE: &str = "failure-domain.beta.kubernetes.io/zone";
 const BETA_REGION: &str = "failure-domain.beta.kubernetes.io/region";
@@ -55,8 +56,14 @@ const MULTI_ZONE_DELIMITER: &str = "__";
 #[derive(Debug)]
 pub struct NoVolumeZoneConflict;
 
+/// A claim, class or volume that cannot be found or used: unresolvable, naming it.
 fn unresolvable(message: String) -> Reason {
-    Reason::unresolvable_owned(message)
+    Reason::owned(Cause::VolumeUnresolved, ReasonKind::Unresolvable, message)
+}
+
+/// [`unresolvable`] in fixed words.
+const fn unresolved(message: &'static str) -> Reason {
+    Reason::of(Cause::VolumeUnresolved, ReasonKind::Unresolvable, message)
 }
 
 /// The GA key of a deprecated beta topology key; other keys unchanged.
@@ -75,7 +82,7 @@ fn bound_volume<'a>(
     claim_name: &str,
 ) -> Result<Option<&'a PersistentVolume>, Reason> {
     if claim_name.is_empty() {
-        return Err(Reason::unresolvable("PersistentVolumeClaim had no name"));
+        return Err(unresolved("PersistentVolumeClaim had no name"));
     }
     let Some(pvc) = volumes.pvc(&pod.metadata.namespace, claim_name) else {
         return Err(unresolvable(format!("persistentvolumeclaim \"{claim_name}\" not found")));
@@ -84,7 +91,7 @@ fn bound_volume<'a>(
     if pv_name.is_empty() {
         let class_name = claim_class(pvc);
         if class_name.is_empty() {
-            return Err(Reason::unresolvable("PersistentVolumeClaim had no pv name and storageClass name"));
+            return Err(unresolved("PersistentVolumeClaim had no pv name and storageClass name"));
         }
         let Some(class) = volumes.storage_class(class_name) else {
             return Err(unresolvable(format!("storageclass.storage.k8s.io \"{class_name}\" not found")));
@@ -92,7 +99,7 @@ fn bound_volume<'a>(
         return match class.volume_binding_mode.as_deref() {
             None => Err(unresolvable(format!("VolumeBindingMode not set for StorageClass \"{class_name}\""))),
             Some(WAIT_FOR_FIRST_CONSUMER) => Ok(None),
-            Some(_) => Err(Reason::unresolvable("PersistentVolume had no name")),
+            Some(_) => Err(unresolved("PersistentVolume had no name")),
         };
     }
     match volumes.pv(pv_name) {

@@ -4,7 +4,7 @@
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{AnyPredicate, ArgumentError, PredicateArgs};
-use crate::framework::{ClusterView, Failures, Predicate, Reason};
+use crate::framework::{Cause, ClusterView, Failures, Predicate, Reason, ReasonKind};
 use std::sync::Arc;
 
 /// The registry name.
@@ -15,8 +15,11 @@ pub fn build(_args: &PredicateArgs<'_>) -> Result<Arc<dyn AnyPredicate>, Argumen
     Ok(Arc::new(PodFitsHostPorts))
 }
 
-pub const ERR_POD_NOT_FITS_HOST_PORTS: Reason =
-    Reason::resolvable("node(s) didn't have free ports for the requested pod ports");
+pub const ERR_POD_NOT_FITS_HOST_PORTS: Reason = Reason::of(
+    Cause::HostPortConflict,
+    ReasonKind::Resolvable,
+    "node(s) didn't have free ports for the requested pod ports",
+);
 
 #[derive(Debug)]
 pub struct PodFitsHostPorts;

@@ -7,23 +7,38 @@
 //! predicate metadata that GeneralPredicates' resource check read too, so GeneralPredicates
 //! honours the same list when the Policy lists both.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::cluster::intern::IStr;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
 use crate::framework::{
-    AnyPredicate, ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason, ReasonKind,
+    AnyPredicate, ArgumentError, Cause, ClusterView, Failures, Predicate, PredicateArgs, Reason, ReasonKind,
+    ResourceName,
 };
 pub use crate::predicates::ignored_resources::IgnoredResources;
 
 /// The registry name.
 pub const NAME: &str = "PodFitsResources";
 
-pub const ERR_INSUFFICIENT_PODS: Reason = Reason::resolvable("Insufficient pods");
-pub const ERR_INSUFFICIENT_CPU: Reason = Reason::resolvable("Insufficient cpu");
-pub const ERR_INSUFFICIENT_MEMORY: Reason = Reason::resolvable("Insufficient memory");
-pub const ERR_INSUFFICIENT_EPHEMERAL_STORAGE: Reason = Reason::resolvable("Insufficient ephemeral-storage");
+/// A node short of a resource: resolvable (evicting pods frees it), in upstream's words
+/// (`Insufficient %v`).
+const fn insufficient(resource: ResourceName, message: &'static str) -> Reason {
+    Reason::of(Cause::Insufficient { resource }, ReasonKind::Resolvable, message)
+}
+
+pub const ERR_INSUFFICIENT_PODS: Reason = insufficient(ResourceName::Pods, "Insufficient pods");
+pub const ERR_INSUFFICIENT_CPU: Reason = insufficient(ResourceName::Cpu, "Insufficient cpu");
+pub const ERR_INSUFFICIENT_MEMORY: Reason = insufficient(ResourceName::Memory, "Insufficient memory");
+pub const ERR_INSUFFICIENT_EPHEMERAL_STORAGE: Reason =
+    insufficient(ResourceName::EphemeralStorage, "Insufficient ephemeral-storage");
+
+/// A node short of a scalar resource the pod requests (`name`, interned with the pod's requests:
+/// only the message is made here, as before the cause).
+pub fn insufficient_scalar(name: IStr) -> Reason {
+    let message = format!("Insufficient {name}");
+    Reason::owned(Cause::Insufficient { resource: ResourceName::Scalar(name) }, ReasonKind::Resolvable, message)
+}
 
 #[derive(Debug, Default)]
 pub struct PodFitsResources {
@@ -63,9 +78,14 @@ pub fn check_resources(pod: &PodContext, node: &NodeInfo, ignored: &IgnoredResou
     if short(want.ephemeral_storage, allocatable.ephemeral_storage, requested.ephemeral_storage) {
         reasons.push(ERR_INSUFFICIENT_EPHEMERAL_STORAGE);
     }
-    for (name, amount) in &want.scalar {
+    for (i, (name, amount)) in want.scalar.iter().enumerate() {
         if short(*amount, allocatable.scalar(name), requested.scalar(name)) && !ignored.ignores(name) {
-            reasons.push(Reason::new(Cow::Owned(format!("Insufficient {name}")), ReasonKind::Resolvable));
+            let interned = match pod.scalar_resources.get(i) {
+                Some(interned) if interned.as_str() == name => interned.clone(),
+                // `requests` changed after the context was made: not on the request path.
+                _ => IStr::new(name),
+            };
+            reasons.push(insufficient_scalar(interned));
         }
     }
 }
@@ -102,7 +122,7 @@ mod tests {
     }
 
     fn insufficient(name: &str) -> Reason {
-        Reason::new(Cow::Owned(format!("Insufficient {name}")), ReasonKind::Resolvable)
+        insufficient_scalar(IStr::new(name))
     }
 
     #[test]
@@ -302,5 +322,32 @@ mod tests {
             "argument.ignoredResourceGroups[1]: \"example.com/aa\": a resource group name can't contain '/'"
         );
         assert!(err(&["fine.io/a", "Bad Name"], &[]).starts_with("argument.ignoredResources[1]: \"Bad Name\""));
+    }
+
+    /// Each reason names the resource that is short; a scalar one by the pod's interned name.
+    #[test]
+    fn the_reason_names_the_resource() {
+        let node = node(&[("pods", "1"), ("example.com/gpu", "1")], &[]);
+        let pod = PodBuilder::new("p")
+            .req(&[("cpu", "5"), ("memory", "17Gi"), ("ephemeral-storage", "101Gi"), ("example.com/gpu", "2")])
+            .build();
+        let ctx = PodContext::new(pod.clone());
+        let reasons = reasons_of(&PodFitsResources::default(), pod, &node);
+        let resources: Vec<String> = reasons
+            .iter()
+            .map(|r| match &r.cause {
+                Cause::Insufficient { resource } => resource.as_str().to_string(),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(resources, ["pods", "cpu", "memory", "ephemeral-storage", "example.com/gpu"]);
+        let messages: Vec<&str> = reasons.iter().map(|r| r.message.as_ref()).collect();
+        assert_eq!(messages.last(), Some(&"Insufficient example.com/gpu"));
+        assert_eq!(reasons[0].cause, Cause::Insufficient { resource: ResourceName::Pods });
+        assert_eq!(
+            reasons[4].cause,
+            Cause::Insufficient { resource: ResourceName::Scalar(ctx.scalar_resources[0].clone()) }
+        );
+        assert!(reasons.iter().all(Reason::is_resolvable));
     }
 }

@@ -4,12 +4,22 @@
 
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
-use crate::framework::{ArgumentError, ClusterView, Failures, Predicate, PredicateArgs, Reason};
-use crate::plugin_helpers::tolerations::{tolerates_node, TaintEffects};
+use crate::framework::{ArgumentError, Cause, ClusterView, Failures, Predicate, PredicateArgs, Reason, ReasonKind};
+use crate::plugin_helpers::tolerations::{first_untolerated, TaintEffects};
 use std::sync::Arc;
 
-pub const ERR_TAINTS_TOLERATIONS_NOT_MATCH: Reason =
-    Reason::unresolvable("node(s) had taints that the pod didn't tolerate");
+/// Upstream's `ErrTaintsTolerationsNotMatch`.
+const MESSAGE: &str = "node(s) had taints that the pod didn't tolerate";
+
+/// The words and kind of every reason both predicates give, and equal to each of them; the reason
+/// a node gets also names its first untolerated taint ([`untolerated`]).
+pub const ERR_TAINTS_TOLERATIONS_NOT_MATCH: Reason = Reason::unresolvable(MESSAGE);
+
+/// The reason for a node whose taint `taint` (its index in `spec.taints`), among those with
+/// `effects`, the pod does not tolerate.
+pub const fn untolerated(effects: TaintEffects, taint: u32) -> Reason {
+    Reason::of(Cause::UntoleratedTaint { effects, taint }, ReasonKind::Unresolvable, MESSAGE)
+}
 
 /// One predicate type for both names: they differ only in which effects they look at.
 #[derive(Debug)]
@@ -58,8 +68,8 @@ impl Predicate for PodToleratesNodeTaints {
     fn prepare(&self, _pod: &PodContext, _view: &ClusterView<'_>) {}
 
     fn check(&self, pod: &PodContext, _state: &(), node: &NodeInfo, reasons: &mut Vec<Reason>) {
-        if !tolerates_node(&pod.pod, node, self.effects) {
-            reasons.push(ERR_TAINTS_TOLERATIONS_NOT_MATCH);
+        if let Some(taint) = first_untolerated(&pod.pod, node, self.effects) {
+            reasons.push(untolerated(self.effects, u32::try_from(taint).unwrap_or(u32::MAX)));
         }
     }
 }
@@ -174,5 +184,29 @@ mod tests {
             vec![ERR_TAINTS_TOLERATIONS_NOT_MATCH]
         );
         assert_eq!(p.name(), "PodToleratesNodeNoExecuteTaints");
+    }
+
+    /// The reason names the first taint the pod does not tolerate, by its index on the node, and
+    /// the effects the predicate looks at.
+    #[test]
+    fn the_reason_names_the_first_untolerated_taint() {
+        let node = node_with(&[("soft", "", "PreferNoSchedule"), ("a", "1", "NoSchedule"), ("b", "", "NoExecute")]);
+        let cause = |p: &PodToleratesNodeTaints, pod: PodBuilder| {
+            let reasons = reasons_of(p, pod.build(), &node);
+            assert_eq!(reasons, vec![ERR_TAINTS_TOLERATIONS_NOT_MATCH]);
+            reasons[0].cause.clone()
+        };
+        let all = PodToleratesNodeTaints::all();
+        let first = cause(&all, PodBuilder::new("p"));
+        assert_eq!(first, Cause::UntoleratedTaint { effects: TaintEffects::DoNotSchedule, taint: 1 });
+        assert_eq!(first.untolerated_taint(node.node()).map(|t| t.key.as_str()), Some("a"));
+        let tolerating_a = PodBuilder::new("p").toleration("a", "Equal", "1", "NoSchedule");
+        assert_eq!(
+            cause(&all, tolerating_a),
+            Cause::UntoleratedTaint { effects: TaintEffects::DoNotSchedule, taint: 2 }
+        );
+        let no_execute = cause(&PodToleratesNodeTaints::no_execute(), PodBuilder::new("p"));
+        assert_eq!(no_execute, Cause::UntoleratedTaint { effects: TaintEffects::NoExecute, taint: 2 });
+        assert_eq!(untolerated(TaintEffects::NoExecute, 2).cause, no_execute);
     }
 }

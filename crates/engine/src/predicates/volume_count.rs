@@ -23,6 +23,7 @@ use crate::cluster::objects::{Node, Pod};
 use crate::cluster::volumes::VolumeObjects;
 use crate::cluster::NodeInfo;
 use crate::framework::PodContext;
+use crate::framework::{Cause, ReasonKind};
 use crate::framework::{ClusterView, Failures, Predicate, PredicateState, Reason};
 
 /// What the volume predicates prepare: the cluster's volume objects (claims, PersistentVolumes,
@@ -39,7 +40,8 @@ impl Volumes {
 }
 
 /// `ErrMaxVolumeCountExceeded`, for all four volume-count predicates.
-pub const ERR_MAX_VOLUME_COUNT_EXCEEDED: Reason = Reason::resolvable("node(s) exceed max volume count");
+pub const ERR_MAX_VOLUME_COUNT_EXCEEDED: Reason =
+    Reason::of(Cause::VolumeCountExceeded, ReasonKind::Resolvable, "node(s) exceed max volume count");
 
 /// One volume, as the count tells volumes apart: two pods using the same one count it once.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -60,8 +62,9 @@ impl<'a> VolumeId<'a> {
     }
 }
 
+/// A claim, class or volume that cannot be found or used: unresolvable, naming it.
 fn unresolvable(message: String) -> Reason {
-    Reason::unresolvable_owned(message)
+    Reason::owned(Cause::VolumeUnresolved, ReasonKind::Unresolvable, message)
 }
 
 /// What a volume reads through.
