@@ -13,14 +13,17 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a measuring tool of generated input: a panic is its error report
 #![allow(unsafe_code)] // the counting allocator below (GlobalAlloc is an unsafe trait)
 
+mod common;
+
 use clap::Parser;
+use common::ClusterSize;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use gen_cluster::api_objects;
-use gen_cluster::generate::{node_name, ClusterSpec, Rng};
+use gen_cluster::generate::{node_name, Rng};
 use predicate_engine::cluster::model_writer::{Change, ModelWriter};
 use predicate_engine::cluster::source::kinds::ModelKind as _;
 use predicate_engine::cluster::{ClusterObject, ClusterStore, ObjectKind, Snapshot};
@@ -75,26 +78,15 @@ fn median(mut xs: Vec<f64>) -> f64 {
     xs[xs.len() / 2]
 }
 
-/// The generated cluster's size.
+/// What the live cluster model costs on a generated cluster: the memory it holds, the time per pod event.
 #[derive(Debug, Parser)]
-#[command(about, long_about = None)]
 struct Args {
-    /// Nodes in the cluster.
-    #[arg(default_value_t = 5000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    nodes: u32,
-    /// Pods on each node.
-    #[arg(default_value_t = 20, value_parser = clap::value_parser!(u32).range(0..=110))]
-    pods_per_node: u32,
-}
-
-impl Args {
-    fn spec(&self) -> ClusterSpec {
-        ClusterSpec { nodes: self.nodes as usize, pods_per_node: self.pods_per_node as usize, ..ClusterSpec::default() }
-    }
+    #[command(flatten)]
+    size: ClusterSize,
 }
 
 fn main() {
-    let spec = Args::parse().spec();
+    let spec = Args::parse().size.spec();
     let before = live();
     let store = Arc::new(ClusterStore::new(Snapshot::default()));
     let writer = ModelWriter::new(Arc::clone(&store));

@@ -10,10 +10,13 @@
 //! input line. Exits 1 when any case disagrees.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: a panic is its error report
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use clap::Parser;
+use common::OracleRun;
 
 use predicate_engine::cluster::SchedulerVersion;
 use predicate_engine::engine::Evaluator;
@@ -41,37 +44,15 @@ fn replay(file: &Path, oracle_path: PathBuf, version: SchedulerVersion) {
     }
 }
 
-/// The extender's verdicts against kube-scheduler's own Filter plugins on random clusters.
+/// The extender's verdicts against kube-scheduler's own Filter plugins on random clusters (with
+/// --reasons, every gap between the two sides' reasons is printed too, by kind).
 #[derive(Debug, Parser)]
-#[command(about, long_about = None)]
 struct Args {
-    /// How many cases: the seeds `seed .. seed+cases`.
-    #[arg(long, default_value_t = 1000)]
-    cases: u64,
-    /// The first seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// The oracle binary (default: `e2e/build.sh`'s for `--kubernetes`, built if missing).
-    #[arg(long, value_name = "PATH")]
-    oracle: Option<PathBuf>,
+    #[command(flatten)]
+    run: OracleRun,
     /// The tested minor whose kube-scheduler is the oracle (default: the newest), e.g. 1.35.
     #[arg(long, value_name = "MINOR", value_parser = parse_minor)]
     kubernetes: Option<String>,
-    /// Compare the reasons too, and print every gap between the two sides' reasons by kind.
-    #[arg(long)]
-    reasons: bool,
-    /// How many disagreeing cases to shrink and print.
-    #[arg(long, default_value_t = 3)]
-    show: usize,
-    /// Cases sent to the oracle at once.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    batch: u64,
-    /// Both sides' verdicts on the case of one oracle input line (as a shrunk case prints).
-    #[arg(long, value_name = "FILE", conflicts_with = "print")]
-    replay: Option<PathBuf>,
-    /// Print the case of this seed as the oracle's input line, and nothing else.
-    #[arg(long, value_name = "SEED")]
-    print: Option<u64>,
 }
 
 /// A tested minor, as `SchedulerVersion` reads it.
@@ -80,8 +61,8 @@ fn parse_minor(text: &str) -> Result<String, String> {
 }
 
 fn main() {
-    let args = Args::parse();
-    let Args { cases, seed, oracle: oracle_path, kubernetes, reasons, show, batch, replay: replay_file, print } = args;
+    let Args { run, kubernetes } = Args::parse();
+    let OracleRun { cases, seed, oracle: oracle_path, reasons, show, batch, replay: replay_file, print } = run;
     let batch = batch as usize;
     if let Some(s) = print {
         let version = kubernetes.as_deref().map_or(SchedulerVersion::default(), |k| k.parse().unwrap());

@@ -12,11 +12,14 @@
 //! disagrees.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test tool: a panic is its error report
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Parser;
+use common::OracleRun;
 
 use predicate_engine::engine::Evaluator;
 use predicate_extender_testing::oracle::{e2e_build, Case, Oracle};
@@ -35,40 +38,17 @@ fn findings(oracle: &mut Oracle, evaluator: &Evaluator, case: &PolicyCase, reaso
 
 /// The extender against kube-scheduler v1.22.17 on random Policies and clusters.
 #[derive(Debug, Parser)]
-#[command(about, long_about = None)]
 struct Args {
-    /// How many cases: the seeds `seed .. seed+cases`.
-    #[arg(long, default_value_t = 1000)]
-    cases: u64,
-    /// The first seed.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// The oracle binary (default: `e2e/build.sh policy-oracle`'s, built if missing).
-    #[arg(long, value_name = "PATH")]
-    oracle: Option<PathBuf>,
-    /// Compare the reasons too.
-    #[arg(long)]
-    reasons: bool,
+    #[command(flatten)]
+    run: OracleRun,
     /// Print a disagreeing case as it was generated, without shrinking it.
     #[arg(long)]
     no_shrink: bool,
-    /// How many disagreeing cases to print.
-    #[arg(long, default_value_t = 3)]
-    show: usize,
-    /// Cases sent to the oracle at once.
-    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..))]
-    batch: u64,
-    /// Both sides' answers on the case of one oracle input line (as a shrunk case prints).
-    #[arg(long, value_name = "FILE", conflicts_with = "print")]
-    replay: Option<PathBuf>,
-    /// Print the case of this seed as the oracle's input line, and nothing else.
-    #[arg(long, value_name = "SEED")]
-    print: Option<u64>,
 }
 
 fn main() {
-    let Args { cases, seed, oracle: oracle_path, reasons, no_shrink, show, batch, replay: replay_file, print } =
-        Args::parse();
+    let Args { run, no_shrink } = Args::parse();
+    let OracleRun { cases, seed, oracle: oracle_path, reasons, show, batch, replay: replay_file, print } = run;
     let batch = batch as usize;
     if let Some(s) = print {
         return println!("{}", generate(s).to_line());

@@ -10,7 +10,6 @@ use clap::Parser;
 
 /// How long reading a cluster snapshot file takes: parse and decode, then the model.
 #[derive(Debug, Parser)]
-#[command(about, long_about = None)]
 struct Args {
     /// The snapshot file (a List as `kubectl get -o json|yaml` prints it, or multi-document YAML).
     file: PathBuf,

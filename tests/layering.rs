@@ -81,6 +81,15 @@ fn is_ident_char(c: char) -> bool {
 /// The tokens of a Rust file, without comments, string, byte-string and character literals
 /// (raw ones included) and lifetimes.
 fn tokens(text: &str) -> Vec<Token> {
+    lex(text, false)
+}
+
+/// The name a string literal's token has with [`lex`]'s `literals`.
+const STRING_LITERAL: &str = "STRING_LITERAL";
+
+/// [`tokens`], with each string literal (plain, raw, byte, C) a token of its own,
+/// [`STRING_LITERAL`], when `literals`.
+fn lex(text: &str, literals: bool) -> Vec<Token> {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Vec::new();
     let (mut i, mut line) = (0, 1);
@@ -126,6 +135,9 @@ fn tokens(text: &str) -> Vec<Token> {
             }
         } else if (c == 'r' && starts_raw(i)) || (c == 'b' && at(i + 1) == 'r' && starts_raw(i + 1)) {
             // A raw string: no escapes, ends at a quote followed by as many hashes.
+            if literals {
+                out.push(Token { text: STRING_LITERAL.into(), line });
+            }
             i += if c == 'b' { 2 } else { 1 };
             let mut hashes = 0;
             while at(i) == '#' {
@@ -145,6 +157,9 @@ fn tokens(text: &str) -> Vec<Token> {
                 i += 1;
             }
         } else if c == '"' || ((c == 'b' || c == 'c') && at(i + 1) == '"') {
+            if literals {
+                out.push(Token { text: STRING_LITERAL.into(), line });
+            }
             i += if c == '"' { 1 } else { 2 };
             while i < chars.len() && chars[i] != '"' {
                 if chars[i] == '\\' {
@@ -794,93 +809,6 @@ fn no_predicate_reads_node_images() {
 
 // ---- the readers of a reason read its cause, never its words ----
 
-/// `text` with every string literal (plain, raw, byte, C) replaced by the identifier
-/// `STRING_LITERAL` (newlines kept), comments and characters left as they are, for [`tokens`],
-/// which drops literals, to show where they were.
-fn mark_strings(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    let literal = |out: &mut String, body: &[char]| {
-        out.push_str(" STRING_LITERAL ");
-        out.extend(body.iter().filter(|c| **c == '\n'));
-    };
-    while i < chars.len() {
-        let c = chars[i];
-        let after_ident = i > 0 && is_ident_char(chars[i - 1]);
-        // Where a raw string's hashes and quote would start, after an `r` at `j`.
-        let raw_quote = |j: usize| {
-            let mut k = j + 1;
-            while at(k) == '#' {
-                k += 1;
-            }
-            (at(k) == '"').then_some(k - j - 1)
-        };
-        if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && chars[i] != '\n' {
-                out.push(chars[i]);
-                i += 1;
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            let mut depth = 0;
-            while i < chars.len() {
-                if chars[i] == '/' && at(i + 1) == '*' {
-                    depth += 1;
-                    out.push_str("/*");
-                    i += 2;
-                } else if chars[i] == '*' && at(i + 1) == '/' {
-                    depth -= 1;
-                    out.push_str("*/");
-                    i += 2;
-                    if depth == 0 {
-                        break;
-                    }
-                } else {
-                    out.push(chars[i]);
-                    i += 1;
-                }
-            }
-        } else if !after_ident && (c == 'r' || ((c == 'b' || c == 'c') && at(i + 1) == 'r')) && {
-            let r = if c == 'r' { i } else { i + 1 };
-            raw_quote(r).is_some()
-        } {
-            let r = if c == 'r' { i } else { i + 1 };
-            let hashes = raw_quote(r).unwrap_or(0);
-            let start = r + 2 + hashes;
-            let mut end = start;
-            while end < chars.len() && !(chars[end] == '"' && (1..=hashes).all(|h| at(end + h) == '#')) {
-                end += 1;
-            }
-            literal(&mut out, &chars[start..end.min(chars.len())]);
-            i = end + 1 + hashes;
-        } else if c == '"' || (!after_ident && (c == 'b' || c == 'c') && at(i + 1) == '"') {
-            let start = if c == '"' { i + 1 } else { i + 2 };
-            let mut end = start;
-            while end < chars.len() && chars[end] != '"' {
-                end += if chars[end] == '\\' { 2 } else { 1 };
-            }
-            literal(&mut out, &chars[start..end.min(chars.len())]);
-            i = end + 1;
-        } else if c == '\'' && at(i + 1) == '\\' {
-            // '\n', '\'', '\u{..}': copied to the closing quote.
-            out.push_str("'\\");
-            i += 2;
-            while i < chars.len() && chars[i] != '\'' {
-                out.push(chars[i]);
-                i += 1;
-            }
-        } else if c == '\'' && at(i + 2) == '\'' {
-            out.extend([c, at(i + 1), '\'']); // 'x', '"'
-            i += 3;
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
 /// The methods that compare or match text.
 const TEXT_MATCHING: [&str; 13] = [
     "starts_with",
@@ -1012,9 +940,9 @@ fn inside_reason_chain(t: &[Token], i: usize) -> bool {
 /// A reason's text may still be shown, joined, counted and sorted: the groups of a table are the
 /// reasons as people read them.
 fn reason_text_readings(code: &str) -> Vec<String> {
-    let t = tokens(&mark_strings(code));
+    let t = lex(code, true);
     let text = |j: usize| t.get(j).map_or("", |t| t.text.as_str());
-    let is_literal = |j: usize| text(j) == "STRING_LITERAL" || (text(j) == "&" && text(j + 1) == "STRING_LITERAL");
+    let is_literal = |j: usize| text(j) == STRING_LITERAL || (text(j) == "&" && text(j + 1) == STRING_LITERAL);
     let chain_names_reason = |from: usize, to: usize| t[from..to].iter().any(|t| names_reason_text(&t.text));
     let is_comparison = |j: usize| matches!(text(j), "=" | "!") && text(j + 1) == "=";
     let mut found = Vec::new();
@@ -1043,7 +971,7 @@ fn reason_text_readings(code: &str) -> Vec<String> {
         if is_comparison(i) {
             let start = chain_start(&t, i);
             let (end, _) = chain_end(&t, i + 2);
-            let left_literal = i > 0 && text(i - 1) == "STRING_LITERAL";
+            let left_literal = i > 0 && text(i - 1) == STRING_LITERAL;
             let right_literal = is_literal(i + 2);
             let context = inside_reason_chain(&t, if left_literal { i - 1 } else { start });
             let left_reason = right_literal && (chain_names_reason(start, i) || context);
@@ -1065,7 +993,7 @@ fn reason_text_readings(code: &str) -> Vec<String> {
                     if depth == 0 {
                         break;
                     }
-                    let pattern = text(j) == "STRING_LITERAL"
+                    let pattern = text(j) == STRING_LITERAL
                         && (text(j + 1) == "|" || (text(j + 1) == "=" && text(j + 2) == ">") || text(j + 1) == "if");
                     if depth == 1 && pattern {
                         found.push(format!("{line}: a match on a reason's text with a string literal pattern"));

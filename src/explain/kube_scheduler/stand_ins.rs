@@ -210,7 +210,7 @@ mod tests {
 
     use predicate_engine::framework::{ReasonKind, TaintEffects};
     use predicate_engine::predicates::pod_fits_resources::{ERR_INSUFFICIENT_CPU, ERR_INSUFFICIENT_PODS};
-    use predicate_engine::predicates::pod_tolerates_node_taints::{untolerated, ERR_TAINTS_TOLERATIONS_NOT_MATCH};
+    use predicate_engine::predicates::pod_tolerates_node_taints::untolerated;
 
     /// A classic reason is put in the plugin's words by what it is: its cause, kept, never its
     /// words.
@@ -225,8 +225,8 @@ mod tests {
         // Another resource keeps its words; so does a reason of the right words but no cause, and
         // one of the right cause given by another plugin.
         assert_eq!(reworded(Plugin::NodeResourcesFit, ERR_INSUFFICIENT_CPU).message, "Insufficient cpu");
-        let words_only = reworded(Plugin::TaintToleration, ERR_TAINTS_TOLERATIONS_NOT_MATCH);
-        assert_eq!(words_only.message, ERR_TAINTS_TOLERATIONS_NOT_MATCH.message);
+        let words_only = Reason::new(taint.message.clone(), taint.kind);
+        assert_eq!(reworded(Plugin::TaintToleration, words_only.clone()).message, words_only.message);
         let other_plugin = reworded(Plugin::NodeAffinity, taint.clone());
         assert_eq!(other_plugin.message, taint.message);
         let selector = Reason::of(Cause::NodeSelectorMismatch, ReasonKind::Unresolvable, "any words");

@@ -9,10 +9,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use k8s_openapi::api::core::v1::Taint;
-
 use crate::cluster::intern::IStr;
-use crate::cluster::objects::Node;
 use crate::cluster::resources::{CPU, EPHEMERAL_STORAGE, MEMORY, PODS};
 use crate::cluster::ConditionFailure;
 
@@ -94,8 +91,7 @@ pub enum Cause {
     NodePressure(Pressure),
     /// A taint of the node with one of `effects` that the pod does not tolerate
     /// (PodToleratesNodeTaints, PodToleratesNodeNoExecuteTaints). `taint` is the first such taint
-    /// (upstream's `FindMatchingUntoleratedTaint`), by its index in the node's `spec.taints`:
-    /// [`Cause::untolerated_taint`] finds it on the node.
+    /// (upstream's `FindMatchingUntoleratedTaint`), by its index in the node's `spec.taints`.
     UntoleratedTaint { effects: TaintEffects, taint: u32 },
     /// The pod asks for another node by name (`spec.nodeName`; HostName, GeneralPredicates).
     HostNameMismatch,
@@ -148,17 +144,6 @@ pub enum Cause {
     /// Nothing more is known: a reason made from its words alone ([`Reason::resolvable`],
     /// [`Reason::unresolvable`], [`Reason::new`]), such as a test plugin's.
     Other,
-}
-
-impl Cause {
-    /// The untolerated taint an [`Cause::UntoleratedTaint`] names, on the node the reason was given
-    /// for; `None` for any other cause.
-    pub fn untolerated_taint<'n>(&self, node: &'n Node) -> Option<&'n Taint> {
-        match self {
-            Cause::UntoleratedTaint { taint, .. } => node.spec.taints.get(usize::try_from(*taint).ok()?),
-            _ => None,
-        }
-    }
 }
 
 /// Why a pod does not fit a node.
@@ -241,8 +226,6 @@ impl fmt::Display for Reason {
 mod tests {
     use super::*;
 
-    use crate::testing::NodeBuilder;
-
     const CPU_SHORT: Reason =
         Reason::of(Cause::Insufficient { resource: ResourceName::Cpu }, ReasonKind::Resolvable, "Insufficient cpu");
 
@@ -289,15 +272,6 @@ mod tests {
         assert_ne!(CPU_SHORT, Reason::resolvable("Insufficient memory"));
         let clone = CPU_SHORT.clone();
         assert_eq!((clone.cause, clone.message), (CPU_SHORT.cause, CPU_SHORT.message));
-    }
-
-    #[test]
-    fn an_untolerated_taint_is_found_on_its_node() {
-        let node = NodeBuilder::new("n").taint("a", "1", "NoSchedule").taint("b", "", "NoExecute").build();
-        let cause = |taint| Cause::UntoleratedTaint { effects: TaintEffects::NoExecute, taint };
-        assert_eq!(cause(1).untolerated_taint(&node).map(|t| t.key.as_str()), Some("b"));
-        assert_eq!(cause(2).untolerated_taint(&node), None, "not on this node");
-        assert_eq!(Cause::NodeSelectorMismatch.untolerated_taint(&node), None);
     }
 
     /// A reason is made per failing node in the filter loop: it stays a few words (a message, a

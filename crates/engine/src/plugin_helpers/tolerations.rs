@@ -48,6 +48,11 @@ pub fn tolerates_parts(t: &Toleration, key: &str, value: &str, effect: &str) -> 
     }
 }
 
+/// Whether `taint` has one of `effects` and none of `tolerations` tolerates it.
+fn is_untolerated(taint: &Taint, tolerations: &[Toleration], effects: TaintEffects) -> bool {
+    effects.includes(&taint.effect) && !tolerations.iter().any(|t| tolerates(t, taint))
+}
+
 /// The taints with one of `effects` that none of `tolerations` tolerates, in the node's order (the
 /// first is what upstream's `FindMatchingUntoleratedTaint` finds).
 pub fn untolerated<'a>(
@@ -55,10 +60,7 @@ pub fn untolerated<'a>(
     tolerations: &'a [Toleration],
     effects: TaintEffects,
 ) -> impl Iterator<Item = &'a Taint> + 'a {
-    taints
-        .iter()
-        .filter(move |taint| effects.includes(&taint.effect))
-        .filter(move |taint| !tolerations.iter().any(|t| tolerates(t, taint)))
+    taints.iter().filter(move |taint| is_untolerated(taint, tolerations, effects))
 }
 
 /// Whether `tolerations` tolerate every taint with one of `effects`.
@@ -70,12 +72,7 @@ pub fn tolerates_all(taints: &[Taint], tolerations: &[Toleration], effects: Tain
 /// `FindMatchingUntoleratedTaint`), by its index in the node's `spec.taints`; `None` when the pod
 /// tolerates them all.
 pub fn first_untolerated(pod: &Pod, node: &NodeInfo, effects: TaintEffects) -> Option<usize> {
-    let tolerations = &pod.spec.tolerations;
-    node.node()
-        .spec
-        .taints
-        .iter()
-        .position(|taint| effects.includes(&taint.effect) && !tolerations.iter().any(|t| tolerates(t, taint)))
+    node.node().spec.taints.iter().position(|taint| is_untolerated(taint, &pod.spec.tolerations, effects))
 }
 
 /// Whether the pod tolerates every taint of the node with one of `effects`.
