@@ -57,6 +57,7 @@ fn the_scripts_take_help_and_refuse_a_bad_argument() {
         ("bench/whatif-rounds.sh", vec!["only-one"]),
         ("e2e/build.sh", vec!["--no-such-flag"]),
         ("e2e/node-packages.sh", vec!["--no-such-flag"]),
+        (".ci/fuzz-smoke", vec!["--no-such-flag"]),
     ] {
         let help = Command::new("bash").arg(root().join(script)).arg("--help").output().unwrap();
         assert_eq!(help.status.code(), Some(0), "{script} --help: {}", text(&help));
