@@ -11,6 +11,8 @@
 #   e2e/build.sh            the newest tested version (e2e/kube/go.mod)
 #   e2e/build.sh 1.35       a tested minor, or its exact version (v1.35.4)
 #   e2e/build.sh --list     the tested versions, newest first, one per line
+#   e2e/build.sh helm       only helm (helm.sh/helm/v4 at the version e2e/helm/go.mod pins), into
+#                           target/e2e-bin/helm-<version>/helm, for the chart's tests
 #   e2e/build.sh policy-oracle
 #                           only the Policy oracle (e2e/kube-v1.22/oracle: kube-scheduler v1.22's
 #                           own Policy translation, filters and scores; not a tested version), into
@@ -46,11 +48,41 @@ if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
   exit 0
 fi
 if (($# > 1)); then
-  echo "e2e/build.sh: one argument at most (a version, --list or policy-oracle), not $*" >&2
+  echo "e2e/build.sh: one argument at most (a version, --list, helm or policy-oracle), not $*" >&2
   exit 2
 fi
 if [[ "${1:-}" == "--list" ]]; then
   modules | cut -d' ' -f1
+  exit 0
+fi
+
+# helm: its own module (e2e/helm), one binary, built when missing.
+if [[ "${1:-}" == "helm" ]]; then
+  helm_module="$root/e2e/helm"
+  helm_version=$(version_of helm.sh/helm/v4 "$helm_module/go.mod")
+  if [[ -z "$helm_version" ]]; then
+    echo "e2e/build.sh: could not read the pinned helm.sh/helm/v4 from $helm_module/go.mod" >&2
+    exit 2
+  fi
+  if ! command -v go >/dev/null 2>&1; then
+    echo "e2e/build.sh: go is not installed; helm is built from the helm.sh/helm/v4 module" >&2
+    exit 2
+  fi
+  out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/helm-$helm_version"
+  mkdir -p "$out"
+  exec 9>"$out.lock"
+  flock 9
+  if [[ ! -x "$out/helm" ]]; then
+    started=$(date +%s)
+    echo "e2e/build.sh: helm $helm_version (module download and build; minutes on a cold cache)" >&2
+    # The version stamp as Helm's Makefile sets it, so that `helm version` says what was built.
+    (cd "$helm_module" && go build -trimpath \
+      -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$helm_version -X helm.sh/helm/v4/internal/version.gitTreeState=clean" \
+      -o "$out/helm.partial" helm.sh/helm/v4/cmd/helm)
+    mv "$out/helm.partial" "$out/helm"
+    echo "e2e/build.sh: helm built in $(( $(date +%s) - started )) s into $out" >&2
+  fi
+  echo "$out"
   exit 0
 fi
 
@@ -83,7 +115,7 @@ fi
 wanted="${1:-}"
 wanted="${wanted#v}"
 if [[ -n "$wanted" && ! "$wanted" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]]; then
-  echo "e2e/build.sh: $1: give a minor (1.35), an exact version (v1.35.4), --list or policy-oracle" >&2
+  echo "e2e/build.sh: $1: give a minor (1.35), an exact version (v1.35.4), --list, helm or policy-oracle" >&2
   exit 2
 fi
 modfile=""

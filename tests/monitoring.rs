@@ -226,7 +226,11 @@ fn dashboard_exprs() -> Vec<(String, String)> {
 async fn every_series_the_rules_and_the_dashboard_query_is_exported() {
     let api = FakeApiServer::start().await;
     api.apply(node_json("n1", "4", "8Gi", "110"));
-    let server = TestServer::start(config(ClusterSource::Kube(Connection::Kubeconfig(api.kubeconfig_path())))).await;
+    let mut serve = config(ClusterSource::Kube(Connection::Kubeconfig(api.kubeconfig_path())));
+    // The shipped scheduler configuration: its Lease gives the leader and standby series.
+    serve.scheduler_config =
+        Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/scheduler-config.yaml"));
+    let server = TestServer::start(serve).await;
     let readyz = format!("{}/readyz", server.admin);
     eventually("the live source to sync", Duration::from_secs(20), || async { server.get(&readyz).await.0 == 200 })
         .await;
@@ -279,6 +283,8 @@ async fn every_series_the_rules_and_the_dashboard_query_is_exported() {
         "predicate_extender_plugin_execution_duration_seconds_bucket",
         "predicate_extender_nominated_second_passes_total",
         "predicate_extender_watch_last_event_age_seconds",
+        "predicate_extender_leader",
+        "predicate_extender_standby_requests_total",
     ] {
         assert!(checked.contains(name), "nothing queries {name}");
     }

@@ -26,11 +26,13 @@
 //!
 //! Our own: requests and their latency by verb ([`requests`]), per-predicate rejections
 //! ([`predicates`]), binds by outcome ([`bind`]), the cluster model ([`cluster`]) and the Policy in
-//! force and its reloads ([`policy`]).
+//! force and its reloads ([`policy`]), and whether this replica's kube-scheduler leads
+//! ([`leadership`]).
 
 pub mod bind;
 pub mod cluster;
 pub mod duration_histogram;
+pub mod leadership;
 pub mod ordering;
 pub mod phases;
 pub mod policy;
@@ -46,6 +48,7 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
+use crate::source::kube::leadership::Leadership;
 use crate::source::kube::WatchHealth;
 use predicate_engine::cluster::model_writer::ModelWriter;
 use predicate_engine::cluster::ClusterStore;
@@ -65,6 +68,8 @@ pub struct Metrics {
     pub predicates: predicates::PredicateMetrics,
     pub bind: bind::BindMetrics,
     pub policy: policy::PolicyMetrics,
+    /// The leader or standby, with a live source and a scheduler configuration that elects one.
+    pub leadership: Option<leadership::LeadershipMetrics>,
 }
 
 impl Metrics {
@@ -86,7 +91,7 @@ impl Metrics {
                 ("target_os", std::env::consts::OS),
             ]),
         );
-        Metrics { registry, requests, predicates, bind, policy }
+        Metrics { registry, requests, predicates, bind, policy, leadership: None }
     }
 
     /// Adds the predicate order of the plan in force and, under dynamic ordering, each
@@ -100,6 +105,13 @@ impl Metrics {
     /// (`assumed_pods`).
     pub fn with_assumed_pods(mut self, writer: Arc<ModelWriter>) -> Metrics {
         self.registry.register_collector(Box::new(cluster::AssumedPods::new(writer)));
+        self
+    }
+
+    /// Adds whether this replica's kube-scheduler leads (`leader`) and the scheduling calls answered
+    /// while it did not (`standby_requests_total`).
+    pub fn with_leadership(mut self, leadership: Arc<Leadership>) -> Metrics {
+        self.leadership = Some(leadership::LeadershipMetrics::register(&mut self.registry, leadership));
         self
     }
 

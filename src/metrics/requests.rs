@@ -244,6 +244,9 @@ pub async fn track(State(metrics): State<Arc<Metrics>>, request: Request, next: 
     let response = next.run(request).await;
     let answered_with_error = response.extensions().get::<AnsweredWithError>().is_some();
     metrics.requests.observe(verb, response.status().as_u16(), answered_with_error, started.elapsed().as_secs_f64());
+    if let Some(leadership) = &metrics.leadership {
+        leadership.answered(verb);
+    }
     response
 }
 

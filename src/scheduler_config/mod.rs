@@ -4,6 +4,7 @@
 //! what an operator gives up. kube-scheduler then filters and scores with the extender alone where
 //! the Policy speaks, instead of doing the same work twice.
 
+pub mod leader_election;
 pub mod replaced;
 
 use std::collections::BTreeSet;

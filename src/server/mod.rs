@@ -34,7 +34,9 @@ use tokio::task::JoinHandle;
 use crate::bind::{ApiServerBinder, Binder, ModelBinder};
 use crate::explain::kube_scheduler::{ConfigError, KubeSchedulerConfig};
 use crate::metrics::Metrics;
+use crate::scheduler_config::leader_election::LeaseSpec;
 use crate::server::large_bodies::LargeBodies;
+use crate::source::kube::leadership::{self, Leadership};
 use crate::source::kube::{WatchHealth, WatchSettings, WATCHED_KINDS};
 use crate::source::Opened;
 use predicate_engine::cluster::model_writer::ModelWriter;
@@ -300,15 +302,17 @@ struct Model {
     watches: Option<Arc<WatchHealth>>,
     /// The live source's writer, which holds the assumed pods.
     writer: Option<Arc<ModelWriter>>,
+    /// Whether the kube-scheduler beside it leads (a live source, and a configuration that elects).
+    leadership: Option<Arc<Leadership>>,
     background: Vec<JoinHandle<()>>,
 }
 
-async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
+async fn open_model(config: &ServeConfig, lease: Option<&LeaseSpec>) -> Result<Model, StartError> {
     let fixed = |snapshot: Snapshot| {
         tracing::info!(nodes = snapshot.node_count(), pods = snapshot.pod_count(), "cluster model loaded");
         let store = Arc::new(ClusterStore::new(snapshot));
         let binder: Arc<dyn Binder> = Arc::new(ModelBinder::new(Arc::clone(&store)));
-        Model { store, binder, watches: None, writer: None, background: Vec::new() }
+        Model { store, binder, watches: None, writer: None, leadership: None, background: Vec::new() }
     };
     Ok(match config.cluster.open(config.scheduler_version)? {
         Opened::Fixed(snapshot) => fixed(snapshot),
@@ -317,10 +321,32 @@ async fn open_model(config: &ServeConfig) -> Result<Model, StartError> {
             let store = Arc::new(ClusterStore::new(Snapshot::empty(config.scheduler_version)));
             let writer = Arc::new(ModelWriter::new(Arc::clone(&store)));
             let watches = Arc::new(WatchHealth::new(WATCHED_KINDS, config.max_cache_staleness));
-            let background = crate::source::kube::start(&client, &writer, &watches, config.watch);
+            let mut background = crate::source::kube::start(&client, &writer, &watches, config.watch);
+            // Which replica this is, when kube-scheduler elects a leader and this pod has a name.
+            let leadership = match (lease, leadership::hostname()) {
+                (Some(lease), Some(identity)) => {
+                    let leadership = Arc::new(Leadership::default());
+                    tracing::info!(lease = %format!("{}/{}", lease.namespace, lease.name), %identity, "following kube-scheduler's Lease");
+                    background.push(leadership::spawn(
+                        client.clone(),
+                        lease.clone(),
+                        identity,
+                        Arc::clone(&leadership),
+                    ));
+                    Some(leadership)
+                }
+                _ => None,
+            };
             let binder = ApiServerBinder::new(client, Arc::clone(&writer), config.assume_ttl, config.request_timeout);
             tracing::info!(?connection, "watching the API server");
-            Model { store, binder: Arc::new(binder), watches: Some(watches), writer: Some(writer), background }
+            Model {
+                store,
+                binder: Arc::new(binder),
+                watches: Some(watches),
+                writer: Some(writer),
+                leadership,
+                background,
+            }
         }
     })
 }
@@ -359,13 +385,18 @@ pub async fn start(config: ServeConfig) -> Result<RunningServer, StartError> {
     })?;
 
     // The model last: the live source starts its watches here.
-    let Model { store, binder, watches, writer, mut background } = open_model(&config).await?;
+    let Model { store, binder, watches, writer, leadership, mut background } =
+        open_model(&config, kube_scheduler.lease()).await?;
     let readiness = Arc::new(Readiness::new(watches.clone()));
     let metrics = Metrics::new(&plan, Arc::clone(&store), watches.clone());
     let plan = Arc::new(PlanCell::from_pointee(plan));
     let metrics = metrics.with_ordering(Arc::clone(&plan));
-    let metrics = Arc::new(match writer {
+    let metrics = match writer {
         Some(writer) => metrics.with_assumed_pods(writer),
+        None => metrics,
+    };
+    let metrics = Arc::new(match leadership {
+        Some(leadership) => metrics.with_leadership(leadership),
         None => metrics,
     });
     let wake = reload::on_sighup().map(|(wake, task)| {

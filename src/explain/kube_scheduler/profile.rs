@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::scheduler_config::leader_election::{lease_of, LeaseSpec};
+
 use predicate_engine::cluster::objects::Pod;
 use predicate_engine::cluster::SchedulerVersion;
 
@@ -166,13 +168,15 @@ pub struct KubeSchedulerConfig {
     file: Option<String>,
     /// By `schedulerName`.
     profiles: Vec<(String, Profile)>,
+    /// The Lease its replicas elect a leader with (`None`: no file, or `leaderElect: false`).
+    lease: Option<LeaseSpec>,
 }
 
 impl KubeSchedulerConfig {
     /// The shipped configuration (`config/scheduler-config.yaml`): the default profile, every
     /// plugin on.
     pub const fn shipped() -> KubeSchedulerConfig {
-        KubeSchedulerConfig { file: None, profiles: Vec::new() }
+        KubeSchedulerConfig { file: None, profiles: Vec::new(), lease: None }
     }
 
     /// The file's configuration, or the shipped one without a file.
@@ -224,7 +228,13 @@ impl KubeSchedulerConfig {
             }
             profiles.push((name, profile));
         }
-        Ok(KubeSchedulerConfig { file: Some(file.to_string()), profiles })
+        let lease = lease_of(&config).map_err(parse)?;
+        Ok(KubeSchedulerConfig { file: Some(file.to_string()), profiles, lease })
+    }
+
+    /// The Lease kube-scheduler's replicas elect a leader with, when they do.
+    pub fn lease(&self) -> Option<&LeaseSpec> {
+        self.lease.as_ref()
     }
 
     /// The profile that schedules `pod` (its `schedulerName`).

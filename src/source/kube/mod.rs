@@ -2,6 +2,7 @@
 
 pub mod health;
 pub mod kinds;
+pub mod leadership;
 pub mod lean;
 mod list_pages;
 pub mod watch_loop;

@@ -120,6 +120,22 @@ fn build_policy_oracle() -> Result<PathBuf, String> {
     Ok(oracle)
 }
 
+/// helm (`e2e/build.sh helm`: helm.sh/helm/v4 at e2e/helm/go.mod's version), built once per test
+/// process; `None` (saying so) when Go is not installed and the run does not require it.
+pub fn helm(test: &str) -> Option<PathBuf> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    skip_without_go(BUILT.get_or_init(build_helm).clone(), &format!("{test} (helm)"))
+}
+
+fn build_helm() -> Result<PathBuf, String> {
+    go_installed("helm is")?;
+    let helm = e2e_build(Some("helm"))?.join("helm");
+    if !helm.is_file() {
+        return Err("e2e/build.sh helm printed no directory with helm".to_string());
+    }
+    Ok(helm)
+}
+
 /// `e2e/build.sh --list`: the exact versions of the tested minors, newest first.
 pub fn listed_versions() -> Vec<String> {
     let script = crate::workspace_root().as_path().join("e2e/build.sh");

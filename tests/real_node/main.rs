@@ -8,12 +8,16 @@
 //! On that node: the sidecar starts before kube-scheduler, one replica holds the Lease, pods are
 //! bound by the extender, the extender killed through the runtime comes back, an edited Policy
 //! ConfigMap reaches the extender without a restart, the leader's deletion hands the Lease over,
-//! and the metrics are scraped through the pod's admin port as the shipped PodMonitor says.
+//! and the metrics are scraped through the pod's admin port as the shipped PodMonitor says. Then
+//! the Helm chart replaces the kustomize deployment and is put through failover and upgrades
+//! under a stream of pods (chart_under_load.rs).
 //!
 //! Needs root, Go and Debian's containerd, runc and CNI plugins (`e2e/node-packages.sh` installs
 //! them; `.ci/run` runs it). Without them it says SKIPPED on the terminal and passes, except under
 //! CI (`CI=true` or `PREDICATE_EXTENDER_E2E=require`), where that is a failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
+
+mod chart_under_load;
 
 use predicate_extender_testing::kube_cluster;
 
@@ -217,13 +221,18 @@ async fn deployment_pods(cluster: &Cluster) -> Vec<Pod> {
     api.list(&params).await.unwrap().items.into_iter().filter(|p| p.metadata.deletion_timestamp.is_none()).collect()
 }
 
-/// The extender's /metrics in pod `name`, scraped as the shipped PodMonitor says: its
-/// `podMetricsEndpoints[0]` port (by name, resolved in the live pod's containers) and path.
+/// The extender's /metrics in pod `name` of the kustomize deployment; see [`scrape_in`].
 async fn scrape(cluster: &Cluster, name: &str) -> Option<String> {
+    scrape_in(cluster, DEPLOYMENT_NS, name).await
+}
+
+/// The extender's /metrics in pod `namespace/name`, scraped as the shipped PodMonitor says: its
+/// `podMetricsEndpoints[0]` port (by name, resolved in the live pod's containers) and path.
+async fn scrape_in(cluster: &Cluster, namespace: &str, name: &str) -> Option<String> {
     let monitor = pod_monitor();
     let endpoint = &monitor["spec"]["podMetricsEndpoints"][0];
     let (port_name, path) = (endpoint["port"].as_str().unwrap(), endpoint["path"].as_str().unwrap());
-    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), DEPLOYMENT_NS);
+    let api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
     let pod = api.get_opt(name).await.ok()??;
     let spec = pod.spec?;
     let port = spec
@@ -243,7 +252,15 @@ async fn scrape(cluster: &Cluster, name: &str) -> Option<String> {
 }
 
 async fn metric(cluster: &Cluster, pod: &str, name: &str, labels: &[&str]) -> Option<f64> {
-    Some(metric_sum(&scrape(cluster, pod).await?, name, labels))
+    metric_in(cluster, DEPLOYMENT_NS, pod, name, labels).await
+}
+
+/// A metric of the extender in pod `namespace/pod`; `None` when it cannot be scraped or the
+/// extender does not export it.
+async fn metric_in(cluster: &Cluster, namespace: &str, pod: &str, name: &str, labels: &[&str]) -> Option<f64> {
+    let text = scrape_in(cluster, namespace, pod).await?;
+    let exported = text.lines().any(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']));
+    exported.then(|| metric_sum(&text, name, labels))
 }
 
 /// A local wall-clock time as (month, day, nanoseconds into the day), to order lines of kubelet's
@@ -326,6 +343,9 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     killed_extender_comes_back(&cluster, &node, &leader).await;
     edited_policy_is_followed(&cluster, &leader).await;
     leader_deletion_hands_over(&cluster, &leader).await;
+    node_has_no_pressure(&cluster).await;
+    // The chart in its place, under a stream of pods (chart_under_load.rs).
+    chart_under_load::the_chart_under_a_stream_of_pods(&binaries, &cluster, &node, &cluster.dir.join("overlay")).await;
     node_has_no_pressure(&cluster).await;
 
     let left = node.teardown();

@@ -1,0 +1,446 @@
+//! The Helm chart (charts/predicate-extender) against what it must equal and refuse: `helm lint
+//! --strict`; its defaults render the objects `kubectl kustomize manifests/` renders, object by
+//! object (bar the Namespace, which a release is installed into), and its monitoring switch renders
+//! manifests/monitoring/'s; `values.schema.json` refuses a bad value naming it; a changed scheduler
+//! configuration changes the pod template (a rollout) and a changed Policy does not (it reloads in
+//! place); another namespace moves every namespaced object, subject and the Lease; and the rendered
+//! objects pass every tested minor's API server (a server-side dry run, Pod Security's `restricted`
+//! level enforced on the pods).
+//!
+//! helm is built from helm.sh/helm/v4 (`e2e/build.sh helm`), kubectl with the newest tested minor.
+//! Without Go these say SKIPPED on the terminal and pass, except under CI, where that is a failure.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use predicate_extender_testing::kube_cluster::{self, binaries, Cluster, Options};
+use serde_json::{json, Value};
+
+const TEST: &str = "helm-chart";
+const CHART: &str = "charts/predicate-extender";
+const RELEASE: &str = "predicate-scheduler";
+/// manifests/' namespace, which the comparison installs the chart into.
+const NAMESPACE: &str = "predicate-scheduler";
+/// The labels only one of the two renderers adds: kustomization.yaml's, and Helm's own.
+const RENDERER_LABELS: [&str; 3] = ["app.kubernetes.io/managed-by", "app.kubernetes.io/instance", "helm.sh/chart"];
+/// The scheduler configuration's ConfigMap, which kustomize names with a hash of its content.
+const SCHEDULER_CONFIG_MAP: &str = "predicate-scheduler-config";
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// helm, with its configuration, cache and data directories in `home` (not the user's).
+struct Helm {
+    binary: PathBuf,
+    home: tempfile::TempDir,
+}
+
+impl Helm {
+    fn new() -> Option<Helm> {
+        let binary = binaries::helm(TEST)?;
+        Some(Helm { binary, home: tempfile::tempdir().unwrap() })
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        let home = self.home.path();
+        Command::new(&self.binary)
+            .current_dir(repo())
+            .env("HELM_CONFIG_HOME", home.join("config"))
+            .env("HELM_CACHE_HOME", home.join("cache"))
+            .env("HELM_DATA_HOME", home.join("data"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// `helm template` into `namespace` with `args` (--set ...): its objects by kind/namespace/name.
+    fn render(&self, namespace: &str, args: &[&str]) -> BTreeMap<String, Value> {
+        let out = self.rendered(namespace, args);
+        assert!(out.status.success(), "helm template {args:?}: {}", text(&out.stderr));
+        objects(&text(&out.stdout))
+    }
+
+    fn rendered(&self, namespace: &str, args: &[&str]) -> Output {
+        let mut all = vec!["template", RELEASE, CHART, "--namespace", namespace];
+        all.extend_from_slice(args);
+        self.run(&all)
+    }
+}
+
+fn objects(yaml: &str) -> BTreeMap<String, Value> {
+    let docs: Vec<Value> = serde_saphyr::from_multiple(yaml).unwrap_or_else(|e| panic!("{e}:\n{yaml}"));
+    docs.into_iter().filter(|d| d.is_object()).map(|d| (key(&d), d)).collect()
+}
+
+fn key(object: &Value) -> String {
+    format!(
+        "{}/{}/{}",
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["namespace"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// `kubectl kustomize` of a directory of the repository, with the newest tested minor's kubectl.
+fn kustomize(dir: &str) -> Option<BTreeMap<String, Value>> {
+    let kube = binaries::binaries(TEST)?;
+    let out = Command::new(kube.path("kubectl")).arg("kustomize").arg(repo().join(dir)).output().unwrap();
+    assert!(out.status.success(), "kubectl kustomize {dir}: {}", text(&out.stderr));
+    Some(objects(&text(&out.stdout)))
+}
+
+/// What only one renderer says, taken out: the renderers' labels, kustomize's hash suffix on the
+/// scheduler configuration's name, and the chart's checksum of it on the pod template.
+fn normalized(mut object: Value) -> Value {
+    fn strip_labels(labels: &mut Value) {
+        if let Some(map) = labels.as_object_mut() {
+            for label in RENDERER_LABELS {
+                map.remove(label);
+            }
+        }
+    }
+    strip_labels(&mut object["metadata"]["labels"]);
+    if let Some(template) = object.pointer_mut("/spec/template/metadata") {
+        strip_labels(&mut template["labels"]);
+        if let Some(annotations) = template.get_mut("annotations").and_then(Value::as_object_mut) {
+            annotations.remove("checksum/scheduler-config");
+            if annotations.is_empty() {
+                template.as_object_mut().unwrap().remove("annotations");
+            }
+        }
+    }
+    unhash(&mut object);
+    object
+}
+
+/// `predicate-scheduler-config-<hash>` (kustomize's generated name, and the Deployment's
+/// reference to it) becomes `predicate-scheduler-config`.
+fn unhash(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let Some(hash) = s.strip_prefix(&format!("{SCHEDULER_CONFIG_MAP}-")) {
+                if hash.len() == 10 && hash.chars().all(|c| c.is_ascii_alphanumeric()) {
+                    *s = SCHEDULER_CONFIG_MAP.to_string();
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unhash),
+        Value::Object(map) => {
+            let renamed: Vec<(String, Value)> = std::mem::take(map)
+                .into_iter()
+                .map(|(k, mut v)| {
+                    unhash(&mut v);
+                    (k, v)
+                })
+                .collect();
+            map.extend(renamed);
+        }
+        _ => {}
+    }
+    if let Some(name) = value.pointer_mut("/metadata/name") {
+        unhash(name);
+    }
+}
+
+fn normalized_all(objects: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    objects.into_values().map(normalized).map(|o| (key(&o), o)).collect()
+}
+
+/// The first difference between two objects, as a path and the two values.
+fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                first_difference(
+                    &format!("{path}.{k}"),
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                )
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(&format!("{path}[{i}]"), p, q))
+        }
+        _ if a == b => None,
+        _ => Some(format!("{path}: {a} against {b}")),
+    }
+}
+
+fn deployment(objects: &BTreeMap<String, Value>, namespace: &str) -> Value {
+    objects[&format!("Deployment/{namespace}/predicate-scheduler")].clone()
+}
+
+fn checksum(objects: &BTreeMap<String, Value>) -> String {
+    deployment(objects, NAMESPACE)["spec"]["template"]["metadata"]["annotations"]["checksum/scheduler-config"]
+        .as_str()
+        .expect("the pod template's checksum/scheduler-config")
+        .to_string()
+}
+
+#[test]
+fn helm_lint_strict_passes_with_the_defaults_and_every_switch_on() {
+    let Some(helm) = Helm::new() else { return };
+    for args in [
+        vec![],
+        vec![
+            "--set",
+            "monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true,networkPolicy.enabled=true",
+        ],
+        vec!["--set", "replicas=1,policyOnly=true"],
+    ] {
+        let mut all = vec!["lint", "--strict", CHART];
+        all.extend_from_slice(&args);
+        let out = helm.run(&all);
+        assert!(out.status.success(), "helm lint --strict {args:?}:\n{}{}", text(&out.stdout), text(&out.stderr));
+    }
+}
+
+#[test]
+fn the_chart_renders_the_objects_kustomize_renders_from_manifests() {
+    let Some(helm) = Helm::new() else { return };
+    let Some(manifests) = kustomize("manifests") else { return };
+    let chart = normalized_all(helm.render(NAMESPACE, &[]));
+    let mut manifests = normalized_all(manifests);
+    // The one object the chart leaves out: the namespace a release is installed into.
+    let namespace = manifests.remove(&format!("Namespace//{NAMESPACE}")).expect("manifests/ has the Namespace");
+    assert_eq!(namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
+    assert_eq!(chart.keys().collect::<Vec<_>>(), manifests.keys().collect::<Vec<_>>());
+    for (k, object) in &chart {
+        if let Some(difference) = first_difference(k, object, &manifests[k]) {
+            panic!("the chart (left) and manifests/ (right) differ at {difference}");
+        }
+    }
+}
+
+#[test]
+fn the_policy_only_switch_renders_the_policy_only_overlay() {
+    let Some(helm) = Helm::new() else { return };
+    let Some(overlay) = kustomize("overlays/policy-only") else { return };
+    let chart = normalized_all(helm.render(NAMESPACE, &["--set", "policyOnly=true"]));
+    let overlay = normalized_all(overlay);
+    let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
+    if let Some(difference) = first_difference(&k, &chart[&k], &overlay[&k]) {
+        panic!("the chart (left) and overlays/policy-only (right) differ at {difference}");
+    }
+}
+
+#[test]
+fn the_monitoring_switches_render_manifests_monitoring() {
+    let Some(helm) = Helm::new() else { return };
+    let off = helm.render(NAMESPACE, &[]);
+    assert!(!off.keys().any(|k| k.starts_with("PodMonitor/") || k.starts_with("PrometheusRule/")), "{:?}", off.keys());
+    let on = normalized_all(
+        helm.render(NAMESPACE, &["--set", "monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true"]),
+    );
+    for file in ["manifests/monitoring/pod-monitor.yaml", "manifests/monitoring/prometheus-rule.yaml"] {
+        let shipped: Value = serde_saphyr::from_str(&std::fs::read_to_string(repo().join(file)).unwrap()).unwrap();
+        let k = key(&shipped);
+        let rendered = on.get(&k).unwrap_or_else(|| panic!("the chart renders no {k}"));
+        if let Some(difference) = first_difference(&k, rendered, &normalized(shipped)) {
+            panic!("the chart (left) and {file} (right) differ at {difference}");
+        }
+    }
+    // The labels a Prometheus selects by are added, not substituted.
+    let labelled = helm.render(
+        NAMESPACE,
+        &["--set", "monitoring.prometheusRule.enabled=true,monitoring.prometheusRule.labels.release=kps"],
+    );
+    let rule = &labelled[&format!("PrometheusRule/{NAMESPACE}/predicate-extender")];
+    assert_eq!(rule["metadata"]["labels"]["release"], "kps");
+    assert_eq!(rule["metadata"]["labels"]["app.kubernetes.io/name"], "predicate-scheduler");
+}
+
+#[test]
+fn a_bad_value_is_refused_by_the_schema_naming_it() {
+    let Some(helm) = Helm::new() else { return };
+    for (set, named) in [
+        ("replicas=two", "replicas"),
+        ("replicas=0", "replicas"),
+        ("extender.logFromat=json", "logFromat"),
+        ("image.pullPolicy=Sometimes", "pullPolicy"),
+        ("extender.kubeSchedulerVersion=1.37.2", "kubeSchedulerVersion"),
+        ("extender.adminPort=8888", "adminPort"),
+        ("extender.resources.limits.memory=lots", "memory"),
+        ("monitoring.podMonitor.enabeld=true", "enabeld"),
+    ] {
+        let out = helm.rendered(NAMESPACE, &["--set", set]);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "--set {set} was accepted");
+        assert!(stderr.contains("values don't meet the specifications of the schema"), "--set {set}: {stderr}");
+        assert!(stderr.contains(named), "--set {set}: the error does not name {named}: {stderr}");
+    }
+}
+
+#[test]
+fn a_changed_scheduler_configuration_rolls_the_pods_and_a_changed_policy_does_not() {
+    let Some(helm) = Helm::new() else { return };
+    let shipped = helm.render(NAMESPACE, &[]);
+    // The Policy replaced: its ConfigMap changes, the pod template does not (kubelet swaps the
+    // mounted file and the extender reloads it).
+    let minimal = repo().join("config/policy-minimal.json");
+    let policy = helm.render(NAMESPACE, &["--set-file", &format!("policy={}", minimal.display())]);
+    let policy_map = format!("ConfigMap/{NAMESPACE}/predicate-extender-policy");
+    assert_eq!(policy[&policy_map]["data"]["policy.json"], std::fs::read_to_string(&minimal).unwrap());
+    assert_ne!(policy[&policy_map], shipped[&policy_map]);
+    assert_eq!(deployment(&policy, NAMESPACE), deployment(&shipped, NAMESPACE));
+    // The scheduler configuration changed, either way: the template's checksum changes.
+    let policy_only = helm.render(NAMESPACE, &["--set", "policyOnly=true"]);
+    let config = std::fs::read_to_string(repo().join("config/scheduler-config.yaml")).unwrap();
+    let own = helm.render(
+        NAMESPACE,
+        &["--set-string", &format!("schedulerConfig={}", config.replace("weight: 1", "weight: 2").replace(',', "\\,"))],
+    );
+    let config_map = format!("ConfigMap/{NAMESPACE}/{SCHEDULER_CONFIG_MAP}");
+    assert!(own[&config_map]["data"]["scheduler-config.yaml"].as_str().unwrap().contains("weight: 2"));
+    let sums = [checksum(&shipped), checksum(&policy_only), checksum(&own)];
+    assert_eq!(sums.iter().collect::<std::collections::BTreeSet<_>>().len(), 3, "{sums:?}");
+    // And the same values render the same checksum (a no-op upgrade rolls nothing).
+    assert_eq!(checksum(&helm.render(NAMESPACE, &[])), sums[0]);
+}
+
+#[test]
+fn another_namespace_moves_every_namespaced_object_subject_and_the_lease() {
+    let Some(helm) = Helm::new() else { return };
+    let other = "scheduling";
+    let objects = helm.render(other, &[]);
+    for (k, object) in &objects {
+        let namespace = object["metadata"]["namespace"].as_str();
+        // The one object outside the release's namespace: the authentication reader's binding.
+        if k == "RoleBinding/kube-system/predicate-scheduler-extension-apiserver-authentication-reader" {
+            assert_eq!(namespace, Some("kube-system"));
+        } else if !["ClusterRole", "ClusterRoleBinding"].contains(&object["kind"].as_str().unwrap()) {
+            assert_eq!(namespace, Some(other), "{k}");
+        }
+        for subject in object["subjects"].as_array().into_iter().flatten() {
+            assert_eq!(subject["namespace"], other, "{k}");
+        }
+    }
+    let config_map = &objects[&format!("ConfigMap/{other}/{SCHEDULER_CONFIG_MAP}")];
+    for file in ["scheduler-config.yaml", "scheduler-config-policy.yaml"] {
+        let config: Value = serde_saphyr::from_str(config_map["data"][file].as_str().unwrap()).unwrap();
+        assert_eq!(config["leaderElection"]["resourceNamespace"], other, "{file}");
+    }
+}
+
+#[test]
+fn the_disruption_budget_comes_with_more_than_one_replica_and_the_network_policy_when_asked() {
+    let Some(helm) = Helm::new() else { return };
+    let pdb = format!("PodDisruptionBudget/{NAMESPACE}/predicate-scheduler");
+    assert_eq!(helm.render(NAMESPACE, &[])[&pdb]["spec"]["minAvailable"], 1);
+    assert!(!helm.render(NAMESPACE, &["--set", "replicas=1"]).contains_key(&pdb));
+    assert!(helm.render(NAMESPACE, &["--set", "replicas=3"]).contains_key(&pdb));
+    let network_policy = format!("NetworkPolicy/{NAMESPACE}/predicate-scheduler");
+    assert!(!helm.render(NAMESPACE, &[]).contains_key(&network_policy));
+    let objects = helm.render(NAMESPACE, &["--set", "networkPolicy.enabled=true"]);
+    let spec = &objects[&network_policy]["spec"];
+    assert_eq!(spec["policyTypes"], json!(["Ingress"]));
+    assert_eq!(spec["ingress"].as_array().unwrap().len(), 1);
+    // Only the admin port, which the extender's container names.
+    assert_eq!(spec["ingress"][0]["ports"], json!([{"port": "admin", "protocol": "TCP"}]));
+    let extender = &deployment(&objects, NAMESPACE)["spec"]["template"]["spec"]["initContainers"][0];
+    assert_eq!(extender["ports"][0]["name"], "admin");
+    assert_eq!(
+        spec["ingress"][0]["from"][0]["namespaceSelector"],
+        json!({"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}})
+    );
+}
+
+#[test]
+fn the_chart_is_this_version_and_carries_byte_identical_copies_of_config() {
+    let chart: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(repo().join(CHART).join("Chart.yaml")).unwrap()).unwrap();
+    assert_eq!(chart["appVersion"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(chart["version"], env!("CARGO_PKG_VERSION"));
+    let values: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(repo().join(CHART).join("values.yaml")).unwrap()).unwrap();
+    assert_eq!(values["image"]["tag"], env!("CARGO_PKG_VERSION"));
+    let mut copies =
+        vec![("manifests/monitoring/prometheus-rule.yaml".to_string(), "prometheus-rule.yaml".to_string())];
+    for entry in std::fs::read_dir(repo().join("config")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        copies.push((format!("config/{name}"), name));
+    }
+    let mut in_files: Vec<String> = std::fs::read_dir(repo().join(CHART).join("files"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    in_files.sort();
+    let mut wanted: Vec<String> = copies.iter().map(|(_, n)| n.clone()).collect();
+    wanted.sort();
+    assert_eq!(in_files, wanted, "{CHART}/files/ holds exactly the copies");
+    for (source, name) in copies {
+        let copy = format!("{CHART}/files/{name}");
+        assert!(
+            std::fs::read(repo().join(&source)).unwrap() == std::fs::read(repo().join(&copy)).unwrap(),
+            "{copy} differs from {source}: cp {source} {copy}"
+        );
+    }
+}
+
+predicate_extender_testing::on_each_minor!(the_rendered_objects_pass_the_api_server_and_pod_security_restricted);
+
+/// Every rendered object (every switch on) through the API server's server-side dry run, into a
+/// namespace labelled as the README says (Pod Security `restricted`, enforced); and the
+/// Deployment's pod itself, which Pod Security admission checks against that level.
+async fn the_rendered_objects_pass_the_api_server_and_pod_security_restricted(minor: &str) {
+    let Some(helm) = Helm::new() else { return };
+    let Some(newest) = binaries::binaries(TEST) else { return };
+    let options = Options { extender: false, schedulers: 0, ..Options::default() };
+    let Some(cluster) = Cluster::start_on(minor, TEST, options).await else { return };
+    let kubectl = |args: &[&str], stdin: Option<&str>| -> Output {
+        use std::io::Write as _;
+        let mut child = Command::new(newest.path("kubectl"))
+            .arg(format!("--kubeconfig={}", cluster.admin_kubeconfig.display()))
+            .arg(format!("--cache-dir={}", cluster.dir.join("kubectl-cache").display()))
+            .env("NO_PROXY", kube_cluster::process::NO_PROXY)
+            .env("no_proxy", kube_cluster::process::NO_PROXY)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(stdin.unwrap_or_default().as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    // The namespace labelled as README.md says (the harness may have made it already).
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE,
+        "labels": {"pod-security.kubernetes.io/enforce": "restricted"}}});
+    let out = kubectl(&["apply", "-f", "-"], Some(&namespace.to_string()));
+    assert!(out.status.success(), "the namespace: {}", text(&out.stderr));
+    // The PodMonitor and PrometheusRule are the Prometheus Operator's kinds: left out here (no CRDs).
+    let out = helm.rendered(NAMESPACE, &["--set", "networkPolicy.enabled=true,replicas=3"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rendered = text(&out.stdout);
+    let out = kubectl(&["apply", "--server-side", "--dry-run=server", "-f", "-"], Some(&rendered));
+    assert!(out.status.success(), "the API server ({minor}) refused the chart's objects: {}", text(&out.stderr));
+    let applied = text(&out.stdout);
+    let count = objects(&rendered).len();
+    assert_eq!(applied.lines().filter(|l| l.contains("(server dry run)")).count(), count, "{applied}");
+    // The pod the Deployment makes: Pod Security admission enforces `restricted` on pods.
+    let objects = objects(&rendered);
+    let template = &deployment(&objects, NAMESPACE)["spec"]["template"];
+    let pod = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "predicate-scheduler-dry-run", "namespace": NAMESPACE, "labels": template["metadata"]["labels"]},
+        "spec": template["spec"],
+    });
+    let out = kubectl(&["create", "--dry-run=server", "-f", "-"], Some(&pod.to_string()));
+    assert!(out.status.success(), "the API server ({minor}) refused the Deployment's pod: {}", text(&out.stderr));
+    // And a pod that breaks the level is refused there: the namespace does enforce it.
+    let mut root = pod.clone();
+    root["spec"]["securityContext"]["runAsNonRoot"] = json!(false);
+    root["spec"]["securityContext"]["runAsUser"] = json!(0);
+    let out = kubectl(&["create", "--dry-run=server", "-f", "-"], Some(&root.to_string()));
+    assert!(!out.status.success(), "a root pod passed the restricted namespace ({minor})");
+    assert!(text(&out.stderr).contains("violates PodSecurity \"restricted"), "{}", text(&out.stderr));
+}
