@@ -72,9 +72,12 @@ async fn a_standby_follows_the_lease_answers_if_called_and_a_second_bind_is_refu
 
     // No Lease yet: nobody leads, this replica is a standby.
     becomes(&cluster, "a standby before any Lease", 0.0).await;
-    // Another replica holds it.
+    // This machine's kube-scheduler holds it, then another replica does.
+    hold(&cluster, &format!("{}_1a9f", hostname()), SignedDuration::ZERO).await;
+    becomes(&cluster, "the leader under this machine's identity", 1.0).await;
     hold(&cluster, "predicate-scheduler-other_4b1d", SignedDuration::ZERO).await;
     becomes(&cluster, "a standby under another holder", 0.0).await;
+    assert_eq!(cluster.extender_metric("predicate_extender_lease_read_errors_total", &[]).await, 0.0);
 
     // Called anyway: it answers from its model, and counts the call.
     let pending = create(c, pod(NS, "p", "100m")).await;

@@ -268,6 +268,8 @@ fn a_bad_value_is_refused_by_the_schema_naming_it() {
         ("image.pullPolicy=Sometimes", "pullPolicy"),
         ("extender.kubeSchedulerVersion=1.37.2", "kubeSchedulerVersion"),
         ("extender.adminPort=8888", "adminPort"),
+        ("extender.adminPort=10259", "adminPort"),
+        ("image.digest=latest", "digest"),
         ("extender.resources.limits.memory=lots", "memory"),
         ("monitoring.podMonitor.enabeld=true", "enabeld"),
     ] {
@@ -277,6 +279,32 @@ fn a_bad_value_is_refused_by_the_schema_naming_it() {
         assert!(stderr.contains("values don't meet the specifications of the schema"), "--set {set}: {stderr}");
         assert!(stderr.contains(named), "--set {set}: the error does not name {named}: {stderr}");
     }
+}
+
+#[test]
+fn the_values_operators_write_are_taken() {
+    let Some(helm) = Helm::new() else { return };
+    // A values file: YAML numbers for quantities, Helm's `global` (set when the chart is a
+    // dependency), a digest and a pull secret.
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    let digest = format!("sha256:{}", "ab".repeat(32));
+    std::fs::write(
+        &values,
+        format!(
+            "global: {{imageRegistry: mirror.example.com}}\nimage: {{digest: \"{digest}\"}}\n\
+             imagePullSecrets: [{{name: registry-credentials}}]\n\
+             extender:\n  resources:\n    requests: {{cpu: 0.5, memory: 1Gi, ephemeral-storage: 100Mi}}\n    limits: {{cpu: 2, memory: 1.5Gi}}\n"
+        ),
+    )
+    .unwrap();
+    let objects = helm.render(NAMESPACE, &["--values", values.to_str().unwrap()]);
+    let pod = &deployment(&objects, NAMESPACE)["spec"]["template"]["spec"];
+    assert_eq!(pod["initContainers"][0]["image"], format!("registry.example.com/predicate-extender@{digest}"));
+    assert_eq!(pod["containers"][0]["image"], "registry.k8s.io/kube-scheduler:v1.37.2");
+    assert_eq!(pod["imagePullSecrets"], json!([{"name": "registry-credentials"}]));
+    assert_eq!(pod["initContainers"][0]["resources"]["requests"]["cpu"], 0.5);
+    assert_eq!(pod["initContainers"][0]["resources"]["requests"]["ephemeral-storage"], "100Mi");
 }
 
 #[test]
@@ -343,10 +371,15 @@ fn the_disruption_budget_comes_with_more_than_one_replica_and_the_network_policy
     let spec = &objects[&network_policy]["spec"];
     assert_eq!(spec["policyTypes"], json!(["Ingress"]));
     assert_eq!(spec["ingress"].as_array().unwrap().len(), 1);
-    // Only the admin port, which the extender's container names.
-    assert_eq!(spec["ingress"][0]["ports"], json!([{"port": "admin", "protocol": "TCP"}]));
+    // Only the admin port, by number (the sidecar's named port is not resolved by every plugin).
     let extender = &deployment(&objects, NAMESPACE)["spec"]["template"]["spec"]["initContainers"][0];
     assert_eq!(extender["ports"][0]["name"], "admin");
+    assert_eq!(
+        spec["ingress"][0]["ports"],
+        json!([{"port": extender["ports"][0]["containerPort"], "protocol": "TCP"}])
+    );
+    let moved = helm.render(NAMESPACE, &["--set", "networkPolicy.enabled=true,extender.adminPort=9000"]);
+    assert_eq!(moved[&network_policy]["spec"]["ingress"][0]["ports"][0]["port"], 9000);
     assert_eq!(
         spec["ingress"][0]["from"][0]["namespaceSelector"],
         json!({"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}})

@@ -285,6 +285,7 @@ async fn every_series_the_rules_and_the_dashboard_query_is_exported() {
         "predicate_extender_watch_last_event_age_seconds",
         "predicate_extender_leader",
         "predicate_extender_standby_requests_total",
+        "predicate_extender_lease_read_errors_total",
     ] {
         assert!(checked.contains(name), "nothing queries {name}");
     }

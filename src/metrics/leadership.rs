@@ -1,6 +1,6 @@
 //! Which replica this is (`leader`: 1 when the kube-scheduler in this pod holds its Lease, 0 when
-//! it is a standby, absent while unknown), and the scheduling calls a standby answered anyway
-//! (`standby_requests_total{verb}`). kube-scheduler calls its extender only while it leads, so a
+//! it is a standby, absent while unknown; `lease_read_errors_total` counts why it is unknown), and
+//! the scheduling calls a standby answered anyway (`standby_requests_total{verb}`). kube-scheduler calls its extender only while it leads, so a
 //! standby that is called is either a takeover racing the Lease poll (one retry period) or two
 //! schedulers believing they lead; it answers as a leader would, from its warm model, and a second
 //! bind of a pod is refused by the API server (409 Conflict, in the answer's `Error`).
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
-use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
@@ -59,6 +59,13 @@ struct LeaderCollector {
 
 impl Collector for LeaderCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let errors = encoder.encode_descriptor(
+            "lease_read_errors",
+            "Reads of kube-scheduler's Lease that failed or timed out (whether this replica leads is unknown until one succeeds)",
+            None,
+            prometheus_client::metrics::MetricType::Counter,
+        )?;
+        ConstCounter::new(self.leadership.read_errors()).encode(errors)?;
         let value = match self.leadership.role() {
             Role::Leader => 1,
             Role::Standby => 0,

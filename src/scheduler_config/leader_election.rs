@@ -30,13 +30,16 @@ pub fn lease_of(config: &Value) -> Result<Option<LeaseSpec>, String> {
         Value::Bool(false) => return Ok(None),
         other => return Err(format!("leaderElection.leaderElect: {other} (expected true or false)")),
     }
+    // Unset or empty: kube-scheduler's default (its defaulting tests `len(...) == 0`).
     let text = |field: &str, default: &str| match &election[field] {
         Value::Null => Ok(default.to_string()),
-        Value::String(s) if !s.is_empty() => Ok(s.clone()),
-        other => Err(format!("leaderElection.{field}: {other} (expected a non-empty string)")),
+        Value::String(s) if s.is_empty() => Ok(default.to_string()),
+        Value::String(s) => Ok(s.clone()),
+        other => Err(format!("leaderElection.{field}: {other} (expected a string)")),
     };
     let retry_period = match &election["retryPeriod"] {
         Value::Null => DEFAULT_RETRY_PERIOD,
+        Value::String(s) if s.is_empty() => DEFAULT_RETRY_PERIOD,
         Value::String(s) => go_duration(s)
             .filter(|d| !d.is_zero())
             .ok_or_else(|| format!("leaderElection.retryPeriod: {s:?} (expected a duration such as 2s)"))?,
@@ -49,11 +52,11 @@ pub fn lease_of(config: &Value) -> Result<Option<LeaseSpec>, String> {
     }))
 }
 
-/// A Go duration (`2s`, `500ms`, `1m30s`): numbers with the units Go's time.ParseDuration takes
-/// that a period can use.
+/// A non-negative Go duration (`2s`, `500ms`, `1m30s`, `+2s`), as Go's time.ParseDuration reads
+/// it (units ns, us, µs, μs, ms, s, m, h).
 fn go_duration(text: &str) -> Option<Duration> {
     let mut total = Duration::ZERO;
-    let mut rest = text;
+    let mut rest = text.strip_prefix('+').unwrap_or(text);
     if rest.is_empty() {
         return None;
     }
@@ -64,7 +67,7 @@ fn go_duration(text: &str) -> Option<Duration> {
         let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
         let seconds = match &rest[..unit_len] {
             "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
+            "us" | "\u{b5}s" | "\u{3bc}s" => 1e-6,
             "ms" => 1e-3,
             "s" => 1.0,
             "m" => 60.0,
@@ -102,11 +105,18 @@ mod tests {
         assert_eq!(lease_of(&json!({"leaderElection": {"leaderElect": false}})).unwrap(), None);
         let fast = lease_of(&json!({"leaderElection": {"retryPeriod": "1m500ms"}})).unwrap().unwrap();
         assert_eq!(fast.retry_period, Duration::from_millis(60_500));
+        // time.ParseDuration's sign and both micro signs.
+        let signed = lease_of(&json!({"leaderElection": {"retryPeriod": "+1500\u{3bc}s"}})).unwrap().unwrap();
+        assert_eq!(signed.retry_period, Duration::from_micros(1500));
+        // Empty strings are unset: kube-scheduler defaults them.
+        let empty = json!({"leaderElection": {"resourceNamespace": "", "resourceName": "", "retryPeriod": ""}});
+        assert_eq!(lease_of(&empty).unwrap(), Some(default.clone()));
         for (bad, field) in [
             (json!({"leaderElection": {"leaderElect": "yes"}}), "leaderElection.leaderElect"),
             (json!({"leaderElection": {"retryPeriod": "2 seconds"}}), "leaderElection.retryPeriod"),
             (json!({"leaderElection": {"retryPeriod": "0s"}}), "leaderElection.retryPeriod"),
-            (json!({"leaderElection": {"resourceName": ""}}), "leaderElection.resourceName"),
+            (json!({"leaderElection": {"resourceName": 7}}), "leaderElection.resourceName"),
+            (json!({"leaderElection": {"retryPeriod": "-2s"}}), "leaderElection.retryPeriod"),
         ] {
             let error = lease_of(&bad).unwrap_err();
             assert!(error.starts_with(field), "{error}");

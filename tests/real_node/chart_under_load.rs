@@ -43,10 +43,15 @@ const STREAM_LABEL: &str = "e2e.predicate-extender/stream";
 const STREAM_NODES: usize = 200;
 const NODE_CPU_MILLIS: u64 = 8000;
 const NODE_MEMORY_MI: u64 = 32 * 1024;
+/// Each stream's pods at least (more while its disruption lasts).
 const PODS_PER_SCENARIO: usize = 600;
 const PODS_PER_SECOND: u64 = 20;
 /// When, into each stream, the disruption comes.
 const DISRUPT_AFTER: Duration = Duration::from_secs(5);
+/// A Lease renewed within this is held by a live kube-scheduler (it renews every retryPeriod, 2s).
+const LEASE_FRESH: Duration = Duration::from_secs(5);
+/// How long each stream goes on once the disruption is over (the rollout done, the Lease held).
+const STREAM_AFTER: Duration = Duration::from_secs(5);
 /// The tag the image upgrade moves to: the same image under another name.
 const NEXT_TAG: &str = "e2e-next";
 
@@ -151,7 +156,7 @@ pub(crate) async fn the_chart_under_a_stream_of_pods(
         "--timeout",
         "5m",
     ]);
-    settled(cluster, 1).await;
+    settled(cluster, "helm install").await;
 
     create(c, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": STREAM_NS}})).await;
     let taint = json!([{"key": FAKE_TAINT, "value": "true", "effect": "NoSchedule"}]);
@@ -167,11 +172,15 @@ pub(crate) async fn the_chart_under_a_stream_of_pods(
     }
 
     let mut measured = Vec::new();
-    let mut revision = 1;
+    let mut total = 0;
     for (index, scenario) in Scenario::ALL.into_iter().enumerate() {
-        let leader = leader_pod(cluster).await;
+        let holder = leader_identity(cluster).await;
+        let leader = holder.split('_').next().unwrap_or_default().to_string();
         let started = Instant::now();
-        let stream = tokio::spawn(stream(cluster.client.clone(), scenario, index));
+        // The stream runs until the disruption is over (an upgrade's rollout included) and a
+        // while after, so that every handover falls inside it.
+        let (done, until) = tokio::sync::watch::channel(false);
+        let stream = tokio::spawn(stream(cluster.client.clone(), scenario, index, until));
         tokio::time::sleep(DISRUPT_AFTER).await;
         let disrupted_at = Timestamp::now();
         match scenario {
@@ -198,17 +207,25 @@ pub(crate) async fn the_chart_under_a_stream_of_pods(
                 })
                 .await
                 .unwrap();
-                revision += 1;
             }
         }
+        settled(cluster, scenario.name()).await;
+        tokio::time::sleep(STREAM_AFTER).await;
+        done.send(true).unwrap();
         let created = stream.await.unwrap();
         all_bound(cluster, scenario, created).await;
         let until_all_bound = started.elapsed();
-        let total = PODS_PER_SCENARIO * (index + 1);
+        total += created;
         kube_cluster::bindings::assert_bound_once_each_by(cluster, STREAM_NS, total, EXTENDER_AGENT).await;
         placements_follow_the_rules(cluster).await;
         let longest_gap = longest_gap_without_a_binding(cluster, scenario, disrupted_at);
-        settled(cluster, revision).await;
+        // Every disruption but the extender's kill moves the Lease to another kube-scheduler (an
+        // upgrade replaces the leader's pod too; a killed one's restart has a new identity), and
+        // it moved while the stream ran, which went on past it.
+        let now_holding = leader_identity(cluster).await;
+        if !matches!(scenario, Scenario::LeaderExtenderKilled) {
+            assert_ne!(now_holding, holder, "{}: the Lease stayed with {holder}", scenario.name());
+        }
         measured.push(Measured { scenario, pods: created, longest_gap, until_all_bound });
     }
     let mut table = String::from(
@@ -242,25 +259,31 @@ async fn remove_the_kustomize_deployment(binaries: &Binaries, cluster: &Cluster,
     kubectl(binaries, cluster, &["delete", "-k", overlay.to_str().unwrap(), "--wait=false"]);
 }
 
-/// The Deployment rolled out at `revision` of the release (every replica updated and available),
-/// a live replica holding the Lease, its extender saying it leads and the others that they stand by.
-async fn settled(cluster: &Cluster, revision: usize) {
+/// After `step`: the Deployment rolled out (every replica updated and available), a live replica
+/// holding the Lease, its extender saying it leads and the others that they stand by.
+async fn settled(cluster: &Cluster, step: &str) {
     let deployments: Api<Deployment> = Api::namespaced(cluster.client.clone(), HELM_NS);
-    eventually(
-        &format!("the release's revision {revision} rolled out, two replicas available"),
-        DEADLINE * 3,
-        || async {
-            let d = deployments.get_opt(DEPLOYMENT).await.ok()??;
-            let status = d.status?;
-            let done = status.observed_generation == d.metadata.generation
-                && status.updated_replicas == Some(2)
-                && status.available_replicas == Some(2)
-                && status.replicas == Some(2);
-            done.then_some(())
-        },
-    )
+    eventually(&format!("after {step}: rolled out, two replicas available"), DEADLINE * 3, || async {
+        let d = deployments.get_opt(DEPLOYMENT).await.ok()??;
+        let status = d.status?;
+        let done = status.observed_generation == d.metadata.generation
+            && status.updated_replicas == Some(2)
+            && status.available_replicas == Some(2)
+            && status.replicas == Some(2);
+        done.then_some(())
+    })
     .await;
-    eventually("one live replica leads, its extender says so, the other's says it stands by", DEADLINE, || async {
+    let leading = format!(
+        "after {step}: one live replica leads (its Lease renewed within {LEASE_FRESH:?}), its extender says so, the other's says it stands by"
+    );
+    let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), HELM_NS);
+    eventually(&leading, DEADLINE, || async {
+        // A killed holder's Lease stays with it until it expires: renewed lately, or not led.
+        let renewed = leases.get_opt("predicate-scheduler").await.ok()??.spec?.renew_time?.0;
+        let age = Timestamp::now().duration_since(renewed);
+        if Duration::try_from(age).ok()? > LEASE_FRESH {
+            return None;
+        }
         let leader = leader_pod(cluster).await;
         let pods: Api<Pod> = Api::namespaced(cluster.client.clone(), HELM_NS);
         let live: Vec<String> = pods
@@ -288,11 +311,15 @@ async fn settled(cluster: &Cluster, revision: usize) {
 
 /// The pod whose kube-scheduler holds the release's Lease (its identity is `<hostname>_<uuid>`).
 async fn leader_pod(cluster: &Cluster) -> String {
+    let holder = leader_identity(cluster).await;
+    holder.split('_').next().unwrap_or_default().to_string()
+}
+
+/// The release's Lease's holder: one kube-scheduler process (a restarted one has a new uuid).
+async fn leader_identity(cluster: &Cluster) -> String {
     let leases: Api<Lease> = Api::namespaced(cluster.client.clone(), HELM_NS);
     eventually("a replica holds the release's Lease", DEADLINE, || async {
-        let holder =
-            leases.get_opt("predicate-scheduler").await.ok()??.spec?.holder_identity.filter(|h| !h.is_empty())?;
-        Some(holder.split('_').next()?.to_string())
+        leases.get_opt("predicate-scheduler").await.ok()??.spec?.holder_identity.filter(|h| !h.is_empty())
     })
     .await
 }
@@ -303,20 +330,30 @@ fn kill(node: &RealNode, pod: &str, container: &str) {
     node.ctr(&["tasks", "kill", "--signal", "SIGKILL", &ids[0]]).unwrap();
 }
 
-/// The stream: PODS_PER_SCENARIO pods at PODS_PER_SECOND, in four shapes: small; on an ssd node
-/// (nodeSelector); in groups of five that must not share a node (required anti-affinity); large.
-async fn stream(client: kube::Client, scenario: Scenario, index: usize) -> usize {
+/// The stream: pods at PODS_PER_SECOND, at least PODS_PER_SCENARIO and until `until` says stop, in
+/// four shapes: small; on an ssd node (nodeSelector); in groups of five that must not share a node
+/// (required anti-affinity); large. Returns how many it created.
+async fn stream(
+    client: kube::Client,
+    scenario: Scenario,
+    index: usize,
+    until: tokio::sync::watch::Receiver<bool>,
+) -> usize {
     let mut tick = tokio::time::interval(Duration::from_millis(1000 / PODS_PER_SECOND));
     let mut creating = Vec::new();
-    for i in 0..PODS_PER_SCENARIO {
+    for i in 0.. {
+        if i >= PODS_PER_SCENARIO && *until.borrow() {
+            break;
+        }
         tick.tick().await;
         let client = client.clone();
         creating.push(tokio::spawn(async move { create(&client, stream_pod(scenario, index, i)).await }));
     }
+    let created = creating.len();
     for c in creating {
         c.await.unwrap();
     }
-    PODS_PER_SCENARIO
+    created
 }
 
 fn stream_pod(scenario: Scenario, index: usize, i: usize) -> Value {
@@ -348,7 +385,7 @@ fn stream_pod(scenario: Scenario, index: usize, i: usize) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": format!("{}-{i:03}", scenario.name()), "namespace": STREAM_NS, "labels": labels},
+        "metadata": {"name": format!("{}-{i:04}", scenario.name()), "namespace": STREAM_NS, "labels": labels},
         "spec": spec,
     })
 }

@@ -46,3 +46,14 @@ schedulerConfig), and scheduler-config-policy.yaml.
 scheduler-config.yaml: {{ .Values.schedulerConfig | default (include "predicate-extender.shippedSchedulerConfig" (list "scheduler-config.yaml" .)) | toYaml | indent 2 | trim }}
 scheduler-config-policy.yaml: {{ include "predicate-extender.shippedSchedulerConfig" (list "scheduler-config-policy.yaml" .) | toYaml | indent 2 | trim }}
 {{- end }}
+
+{{/*
+An image reference: repository@digest when a digest is given, else repository:tag.
+*/}}
+{{- define "predicate-extender.image" -}}
+{{- if .digest -}}
+{{ printf "%s@%s" .repository .digest }}
+{{- else -}}
+{{ printf "%s:%s" .repository .tag }}
+{{- end -}}
+{{- end }}

@@ -7,10 +7,13 @@
 //! Read by polling the Lease with a GET every `leaderElection.retryPeriod`, as often as
 //! kube-scheduler's own candidates touch it, with only the `get` on that one Lease that its Role
 //! already grants. kube-scheduler names itself `<hostname>_<uuid>` in `holderIdentity`
-//! (`cmd/kube-scheduler/app/server.go`); a Lease whose holder has not renewed within its
-//! `leaseDurationSeconds` is held by nobody (client-go's `leaderelection.go` takes it over then).
+//! (`makeLeaderElectionConfig`, `cmd/kube-scheduler/app/options/options.go`); a Lease whose holder
+//! has not renewed within its `leaseDurationSeconds` is held by nobody (client-go's
+//! `leaderelection.go` takes it over then; a holder that releases it on shutdown empties
+//! `holderIdentity`). By hostname alone: after this pod's kube-scheduler restarts with a new uuid,
+//! the pod still reads as the leader until the Lease expires or another replica takes it.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,9 +37,15 @@ pub enum Role {
 #[derive(Debug, Default)]
 pub struct Leadership {
     role: AtomicU8,
+    /// Reads of the Lease that failed or timed out (the role is unknown meanwhile).
+    read_errors: AtomicU64,
 }
 
 impl Leadership {
+    pub fn read_errors(&self) -> u64 {
+        self.read_errors.load(Ordering::Relaxed)
+    }
+
     pub fn role(&self) -> Role {
         match self.role.load(Ordering::Relaxed) {
             1 => Role::Leader,
@@ -103,15 +112,19 @@ pub fn spawn(client: Client, lease: LeaseSpec, identity: String, leadership: Arc
                     failing = false;
                     role_of(found.as_ref(), &identity, Timestamp::now())
                 }
-                Ok(Err(e)) => {
+                failed => {
+                    let error = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "no answer within the retry period".to_string(),
+                    };
                     if !failing {
-                        tracing::warn!(lease = %format!("{}/{}", lease.namespace, lease.name), error = %e,
+                        tracing::warn!(lease = %format!("{}/{}", lease.namespace, lease.name), %error,
                             "cannot read kube-scheduler's Lease; whether this replica leads is unknown until it can");
                     }
                     failing = true;
+                    leadership.read_errors.fetch_add(1, Ordering::Relaxed);
                     Role::Unknown
                 }
-                Err(_) => Role::Unknown,
             };
             let before = leadership.set(role);
             if before != role {
