@@ -12,9 +12,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
+use predicate_extender_testing::kube_cluster::helm::Helm;
+use predicate_extender_testing::kube_cluster::objects::{by_key, key};
+use predicate_extender_testing::kube_cluster::scheduler_config::differences;
 use predicate_extender_testing::kube_cluster::{self, binaries, Cluster, Options};
 use serde_json::{json, Value};
 
@@ -36,56 +39,18 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
 }
 
-/// helm, with its configuration, cache and data directories in `home` (not the user's).
-struct Helm {
-    binary: PathBuf,
-    home: tempfile::TempDir,
+/// `helm template` into `namespace` with `args` (--set ...), as it ended.
+fn rendered(helm: &Helm, namespace: &str, args: &[&str]) -> Output {
+    let mut all = vec!["template", RELEASE, CHART, "--namespace", namespace];
+    all.extend_from_slice(args);
+    helm.output(&all)
 }
 
-impl Helm {
-    fn new() -> Option<Helm> {
-        let binary = binaries::helm(TEST)?;
-        Some(Helm { binary, home: tempfile::tempdir().unwrap() })
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let home = self.home.path();
-        Command::new(&self.binary)
-            .current_dir(repo())
-            .env("HELM_CONFIG_HOME", home.join("config"))
-            .env("HELM_CACHE_HOME", home.join("cache"))
-            .env("HELM_DATA_HOME", home.join("data"))
-            .args(args)
-            .output()
-            .unwrap()
-    }
-
-    /// `helm template` into `namespace` with `args` (--set ...): its objects by kind/namespace/name.
-    fn render(&self, namespace: &str, args: &[&str]) -> BTreeMap<String, Value> {
-        let out = self.rendered(namespace, args);
-        assert!(out.status.success(), "helm template {args:?}: {}", text(&out.stderr));
-        objects(&text(&out.stdout))
-    }
-
-    fn rendered(&self, namespace: &str, args: &[&str]) -> Output {
-        let mut all = vec!["template", RELEASE, CHART, "--namespace", namespace];
-        all.extend_from_slice(args);
-        self.run(&all)
-    }
-}
-
-fn objects(yaml: &str) -> BTreeMap<String, Value> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(yaml).unwrap_or_else(|e| panic!("{e}:\n{yaml}"));
-    docs.into_iter().filter(|d| d.is_object()).map(|d| (key(&d), d)).collect()
-}
-
-fn key(object: &Value) -> String {
-    format!(
-        "{}/{}/{}",
-        object["kind"].as_str().unwrap_or_default(),
-        object["metadata"]["namespace"].as_str().unwrap_or_default(),
-        object["metadata"]["name"].as_str().unwrap_or_default()
-    )
+/// `helm template` into `namespace` with `args`: its objects by kind/namespace/name.
+fn render(helm: &Helm, namespace: &str, args: &[&str]) -> BTreeMap<String, Value> {
+    let out = rendered(helm, namespace, args);
+    assert!(out.status.success(), "helm template {args:?}: {}", text(&out.stderr));
+    by_key(&text(&out.stdout))
 }
 
 /// `kubectl kustomize` of a directory of the repository, with the newest tested minor's kubectl.
@@ -93,7 +58,7 @@ fn kustomize(dir: &str) -> Option<BTreeMap<String, Value>> {
     let kube = binaries::binaries(TEST)?;
     let out = Command::new(kube.path("kubectl")).arg("kustomize").arg(repo().join(dir)).output().unwrap();
     assert!(out.status.success(), "kubectl kustomize {dir}: {}", text(&out.stderr));
-    Some(objects(&text(&out.stdout)))
+    Some(by_key(&text(&out.stdout)))
 }
 
 /// What only one renderer says, taken out: the renderers' labels, kustomize's hash suffix on the
@@ -153,27 +118,6 @@ fn normalized_all(objects: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
     objects.into_values().map(normalized).map(|o| (key(&o), o)).collect()
 }
 
-/// The first difference between two objects, as a path and the two values.
-fn first_difference(path: &str, a: &Value, b: &Value) -> Option<String> {
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-            keys.into_iter().find_map(|k| {
-                first_difference(
-                    &format!("{path}.{k}"),
-                    x.get(k).unwrap_or(&Value::Null),
-                    y.get(k).unwrap_or(&Value::Null),
-                )
-            })
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            x.iter().zip(y).enumerate().find_map(|(i, (p, q))| first_difference(&format!("{path}[{i}]"), p, q))
-        }
-        _ if a == b => None,
-        _ => Some(format!("{path}: {a} against {b}")),
-    }
-}
-
 fn deployment(objects: &BTreeMap<String, Value>, namespace: &str) -> Value {
     objects[&format!("Deployment/{namespace}/predicate-scheduler")].clone()
 }
@@ -187,7 +131,7 @@ fn checksum(objects: &BTreeMap<String, Value>) -> String {
 
 #[test]
 fn helm_lint_strict_passes_with_the_defaults_and_every_switch_on() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     for args in [
         vec![],
         vec![
@@ -198,58 +142,58 @@ fn helm_lint_strict_passes_with_the_defaults_and_every_switch_on() {
     ] {
         let mut all = vec!["lint", "--strict", CHART];
         all.extend_from_slice(&args);
-        let out = helm.run(&all);
+        let out = helm.output(&all);
         assert!(out.status.success(), "helm lint --strict {args:?}:\n{}{}", text(&out.stdout), text(&out.stderr));
     }
 }
 
 #[test]
 fn the_chart_renders_the_objects_kustomize_renders_from_manifests() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     let Some(manifests) = kustomize("manifests") else { return };
-    let chart = normalized_all(helm.render(NAMESPACE, &[]));
+    let chart = normalized_all(render(&helm, NAMESPACE, &[]));
     let mut manifests = normalized_all(manifests);
     // The one object the chart leaves out: the namespace a release is installed into.
     let namespace = manifests.remove(&format!("Namespace//{NAMESPACE}")).expect("manifests/ has the Namespace");
     assert_eq!(namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"], "restricted");
     assert_eq!(chart.keys().collect::<Vec<_>>(), manifests.keys().collect::<Vec<_>>());
     for (k, object) in &chart {
-        if let Some(difference) = first_difference(k, object, &manifests[k]) {
-            panic!("the chart (left) and manifests/ (right) differ at {difference}");
-        }
+        let differ = differences(object, &manifests[k]);
+        assert!(differ.is_empty(), "the chart (left) and manifests/ (right) differ in {k} at {differ:?}");
     }
 }
 
 #[test]
 fn the_policy_only_switch_renders_the_policy_only_overlay() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     let Some(overlay) = kustomize("overlays/policy-only") else { return };
-    let chart = normalized_all(helm.render(NAMESPACE, &["--set", "policyOnly=true"]));
+    let chart = normalized_all(render(&helm, NAMESPACE, &["--set", "policyOnly=true"]));
     let overlay = normalized_all(overlay);
     let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
-    if let Some(difference) = first_difference(&k, &chart[&k], &overlay[&k]) {
-        panic!("the chart (left) and overlays/policy-only (right) differ at {difference}");
-    }
+    let differ = differences(&chart[&k], &overlay[&k]);
+    assert!(differ.is_empty(), "the chart (left) and overlays/policy-only (right) differ in {k} at {differ:?}");
 }
 
 #[test]
 fn the_monitoring_switches_render_manifests_monitoring() {
-    let Some(helm) = Helm::new() else { return };
-    let off = helm.render(NAMESPACE, &[]);
+    let Some(helm) = Helm::new(TEST) else { return };
+    let off = render(&helm, NAMESPACE, &[]);
     assert!(!off.keys().any(|k| k.starts_with("PodMonitor/") || k.starts_with("PrometheusRule/")), "{:?}", off.keys());
-    let on = normalized_all(
-        helm.render(NAMESPACE, &["--set", "monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true"]),
-    );
+    let on = normalized_all(render(
+        &helm,
+        NAMESPACE,
+        &["--set", "monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true"],
+    ));
     for file in ["manifests/monitoring/pod-monitor.yaml", "manifests/monitoring/prometheus-rule.yaml"] {
         let shipped: Value = serde_saphyr::from_str(&std::fs::read_to_string(repo().join(file)).unwrap()).unwrap();
         let k = key(&shipped);
         let rendered = on.get(&k).unwrap_or_else(|| panic!("the chart renders no {k}"));
-        if let Some(difference) = first_difference(&k, rendered, &normalized(shipped)) {
-            panic!("the chart (left) and {file} (right) differ at {difference}");
-        }
+        let differ = differences(rendered, &normalized(shipped));
+        assert!(differ.is_empty(), "the chart (left) and {file} (right) differ in {k} at {differ:?}");
     }
     // The labels a Prometheus selects by are added, not substituted.
-    let labelled = helm.render(
+    let labelled = render(
+        &helm,
         NAMESPACE,
         &["--set", "monitoring.prometheusRule.enabled=true,monitoring.prometheusRule.labels.release=kps"],
     );
@@ -260,7 +204,7 @@ fn the_monitoring_switches_render_manifests_monitoring() {
 
 #[test]
 fn a_bad_value_is_refused_by_the_schema_naming_it() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     for (set, named) in [
         ("replicas=two", "replicas"),
         ("replicas=0", "replicas"),
@@ -273,7 +217,7 @@ fn a_bad_value_is_refused_by_the_schema_naming_it() {
         ("extender.resources.limits.memory=lots", "memory"),
         ("monitoring.podMonitor.enabeld=true", "enabeld"),
     ] {
-        let out = helm.rendered(NAMESPACE, &["--set", set]);
+        let out = rendered(&helm, NAMESPACE, &["--set", set]);
         let stderr = text(&out.stderr);
         assert!(!out.status.success(), "--set {set} was accepted");
         assert!(stderr.contains("values don't meet the specifications of the schema"), "--set {set}: {stderr}");
@@ -283,7 +227,7 @@ fn a_bad_value_is_refused_by_the_schema_naming_it() {
 
 #[test]
 fn the_values_operators_write_are_taken() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     // A values file: YAML numbers for quantities, Helm's `global` (set when the chart is a
     // dependency), a digest and a pull secret.
     let dir = tempfile::tempdir().unwrap();
@@ -298,7 +242,7 @@ fn the_values_operators_write_are_taken() {
         ),
     )
     .unwrap();
-    let objects = helm.render(NAMESPACE, &["--values", values.to_str().unwrap()]);
+    let objects = render(&helm, NAMESPACE, &["--values", values.to_str().unwrap()]);
     let pod = &deployment(&objects, NAMESPACE)["spec"]["template"]["spec"];
     assert_eq!(pod["initContainers"][0]["image"], format!("registry.example.com/predicate-extender@{digest}"));
     assert_eq!(pod["containers"][0]["image"], "registry.k8s.io/kube-scheduler:v1.37.2");
@@ -309,20 +253,21 @@ fn the_values_operators_write_are_taken() {
 
 #[test]
 fn a_changed_scheduler_configuration_rolls_the_pods_and_a_changed_policy_does_not() {
-    let Some(helm) = Helm::new() else { return };
-    let shipped = helm.render(NAMESPACE, &[]);
+    let Some(helm) = Helm::new(TEST) else { return };
+    let shipped = render(&helm, NAMESPACE, &[]);
     // The Policy replaced: its ConfigMap changes, the pod template does not (kubelet swaps the
     // mounted file and the extender reloads it).
     let minimal = repo().join("config/policy-minimal.json");
-    let policy = helm.render(NAMESPACE, &["--set-file", &format!("policy={}", minimal.display())]);
+    let policy = render(&helm, NAMESPACE, &["--set-file", &format!("policy={}", minimal.display())]);
     let policy_map = format!("ConfigMap/{NAMESPACE}/predicate-extender-policy");
     assert_eq!(policy[&policy_map]["data"]["policy.json"], std::fs::read_to_string(&minimal).unwrap());
     assert_ne!(policy[&policy_map], shipped[&policy_map]);
     assert_eq!(deployment(&policy, NAMESPACE), deployment(&shipped, NAMESPACE));
     // The scheduler configuration changed, either way: the template's checksum changes.
-    let policy_only = helm.render(NAMESPACE, &["--set", "policyOnly=true"]);
+    let policy_only = render(&helm, NAMESPACE, &["--set", "policyOnly=true"]);
     let config = std::fs::read_to_string(repo().join("config/scheduler-config.yaml")).unwrap();
-    let own = helm.render(
+    let own = render(
+        &helm,
         NAMESPACE,
         &["--set-string", &format!("schedulerConfig={}", config.replace("weight: 1", "weight: 2").replace(',', "\\,"))],
     );
@@ -331,14 +276,14 @@ fn a_changed_scheduler_configuration_rolls_the_pods_and_a_changed_policy_does_no
     let sums = [checksum(&shipped), checksum(&policy_only), checksum(&own)];
     assert_eq!(sums.iter().collect::<std::collections::BTreeSet<_>>().len(), 3, "{sums:?}");
     // And the same values render the same checksum (a no-op upgrade rolls nothing).
-    assert_eq!(checksum(&helm.render(NAMESPACE, &[])), sums[0]);
+    assert_eq!(checksum(&render(&helm, NAMESPACE, &[])), sums[0]);
 }
 
 #[test]
 fn another_namespace_moves_every_namespaced_object_subject_and_the_lease() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     let other = "scheduling";
-    let objects = helm.render(other, &[]);
+    let objects = render(&helm, other, &[]);
     for (k, object) in &objects {
         let namespace = object["metadata"]["namespace"].as_str();
         // The one object outside the release's namespace: the authentication reader's binding.
@@ -360,14 +305,14 @@ fn another_namespace_moves_every_namespaced_object_subject_and_the_lease() {
 
 #[test]
 fn the_disruption_budget_comes_with_more_than_one_replica_and_the_network_policy_when_asked() {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     let pdb = format!("PodDisruptionBudget/{NAMESPACE}/predicate-scheduler");
-    assert_eq!(helm.render(NAMESPACE, &[])[&pdb]["spec"]["minAvailable"], 1);
-    assert!(!helm.render(NAMESPACE, &["--set", "replicas=1"]).contains_key(&pdb));
-    assert!(helm.render(NAMESPACE, &["--set", "replicas=3"]).contains_key(&pdb));
+    assert_eq!(render(&helm, NAMESPACE, &[])[&pdb]["spec"]["minAvailable"], 1);
+    assert!(!render(&helm, NAMESPACE, &["--set", "replicas=1"]).contains_key(&pdb));
+    assert!(render(&helm, NAMESPACE, &["--set", "replicas=3"]).contains_key(&pdb));
     let network_policy = format!("NetworkPolicy/{NAMESPACE}/predicate-scheduler");
-    assert!(!helm.render(NAMESPACE, &[]).contains_key(&network_policy));
-    let objects = helm.render(NAMESPACE, &["--set", "networkPolicy.enabled=true"]);
+    assert!(!render(&helm, NAMESPACE, &[]).contains_key(&network_policy));
+    let objects = render(&helm, NAMESPACE, &["--set", "networkPolicy.enabled=true"]);
     let spec = &objects[&network_policy]["spec"];
     assert_eq!(spec["policyTypes"], json!(["Ingress"]));
     assert_eq!(spec["ingress"].as_array().unwrap().len(), 1);
@@ -378,7 +323,7 @@ fn the_disruption_budget_comes_with_more_than_one_replica_and_the_network_policy
         spec["ingress"][0]["ports"],
         json!([{"port": extender["ports"][0]["containerPort"], "protocol": "TCP"}])
     );
-    let moved = helm.render(NAMESPACE, &["--set", "networkPolicy.enabled=true,extender.adminPort=9000"]);
+    let moved = render(&helm, NAMESPACE, &["--set", "networkPolicy.enabled=true,extender.adminPort=9000"]);
     assert_eq!(moved[&network_policy]["spec"]["ingress"][0]["ports"][0]["port"], 9000);
     assert_eq!(
         spec["ingress"][0]["from"][0]["namespaceSelector"],
@@ -424,7 +369,7 @@ predicate_extender_testing::on_each_minor!(the_rendered_objects_pass_the_api_ser
 /// namespace labelled as the README says (Pod Security `restricted`, enforced); and the
 /// Deployment's pod itself, which Pod Security admission checks against that level.
 async fn the_rendered_objects_pass_the_api_server_and_pod_security_restricted(minor: &str) {
-    let Some(helm) = Helm::new() else { return };
+    let Some(helm) = Helm::new(TEST) else { return };
     let Some(newest) = binaries::binaries(TEST) else { return };
     let options = Options { extender: false, schedulers: 0, ..Options::default() };
     let Some(cluster) = Cluster::start_on(minor, TEST, options).await else { return };
@@ -450,16 +395,16 @@ async fn the_rendered_objects_pass_the_api_server_and_pod_security_restricted(mi
     let out = kubectl(&["apply", "-f", "-"], Some(&namespace.to_string()));
     assert!(out.status.success(), "the namespace: {}", text(&out.stderr));
     // The PodMonitor and PrometheusRule are the Prometheus Operator's kinds: left out here (no CRDs).
-    let out = helm.rendered(NAMESPACE, &["--set", "networkPolicy.enabled=true,replicas=3"]);
+    let out = rendered(&helm, NAMESPACE, &["--set", "networkPolicy.enabled=true,replicas=3"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rendered = text(&out.stdout);
     let out = kubectl(&["apply", "--server-side", "--dry-run=server", "-f", "-"], Some(&rendered));
     assert!(out.status.success(), "the API server ({minor}) refused the chart's objects: {}", text(&out.stderr));
     let applied = text(&out.stdout);
-    let count = objects(&rendered).len();
+    let count = by_key(&rendered).len();
     assert_eq!(applied.lines().filter(|l| l.contains("(server dry run)")).count(), count, "{applied}");
     // The pod the Deployment makes: Pod Security admission enforces `restricted` on pods.
-    let objects = objects(&rendered);
+    let objects = by_key(&rendered);
     let template = &deployment(&objects, NAMESPACE)["spec"]["template"];
     let pod = json!({
         "apiVersion": "v1",

@@ -13,7 +13,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -23,14 +22,14 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::Api;
 use predicate_extender_testing::eventually;
-use predicate_extender_testing::kube_cluster::binaries::helm as helm_binary;
 use predicate_extender_testing::kube_cluster::bindings::EXTENDER as EXTENDER_AGENT;
+use predicate_extender_testing::kube_cluster::helm::Helm;
 use predicate_extender_testing::kube_cluster::node::RealNode;
 use predicate_extender_testing::kube_cluster::objects::{create, node as fake_node};
 use predicate_extender_testing::kube_cluster::{self, Binaries, Cluster, DEADLINE};
 use serde_json::{json, Value};
 
-use crate::{kubectl, repo, DEPLOYMENT, EXTENDER, EXTENDER_IMAGE, EXTENDER_TAG, FAKE_TAINT, SCHEDULER_IMAGE};
+use crate::{kubectl, DEPLOYMENT, EXTENDER, EXTENDER_IMAGE, EXTENDER_TAG, FAKE_TAINT, SCHEDULER_IMAGE};
 
 /// The release's namespace (the kustomize deployment's stays behind, Terminating without a
 /// namespace controller).
@@ -84,33 +83,6 @@ impl Scenario {
     }
 }
 
-/// helm against the cluster, with its own configuration directories.
-#[derive(Clone)]
-struct Helm {
-    binary: std::path::PathBuf,
-    kubeconfig: std::path::PathBuf,
-    home: std::path::PathBuf,
-}
-
-impl Helm {
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new(&self.binary)
-            .current_dir(repo())
-            .env("HELM_CONFIG_HOME", self.home.join("config"))
-            .env("HELM_CACHE_HOME", self.home.join("cache"))
-            .env("HELM_DATA_HOME", self.home.join("data"))
-            .env("NO_PROXY", kube_cluster::process::NO_PROXY)
-            .env("no_proxy", kube_cluster::process::NO_PROXY)
-            .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
-            .args(args)
-            .output()
-            .unwrap();
-        let text = |b: &[u8]| String::from_utf8_lossy(b).to_string();
-        assert!(out.status.success(), "helm {}: {}{}", args.join(" "), text(&out.stdout), text(&out.stderr));
-        text(&out.stdout)
-    }
-}
-
 /// What one scenario measured.
 struct Measured {
     scenario: Scenario,
@@ -125,8 +97,8 @@ pub(crate) async fn the_chart_under_a_stream_of_pods(
     node: &RealNode,
     overlay: &Path,
 ) {
-    let Some(helm) = helm_binary("real-node") else { return };
-    let helm = Helm { binary: helm, kubeconfig: cluster.admin_kubeconfig.clone(), home: cluster.dir.join("helm") };
+    let Some(helm) = Helm::new("real-node") else { return };
+    let helm = helm.against(&cluster.admin_kubeconfig);
     remove_the_kustomize_deployment(binaries, cluster, overlay).await;
     // The new tag: the imported image under a second name.
     let current = format!("{EXTENDER_IMAGE}:{EXTENDER_TAG}");
@@ -447,14 +419,10 @@ async fn placements_follow_the_rules(cluster: &Cluster) {
 /// read from the audit log's `stageTimestamp`s of the scenario's pods' bindings.
 fn longest_gap_without_a_binding(cluster: &Cluster, scenario: Scenario, from: Timestamp) -> Duration {
     let prefix = format!("{}-", scenario.name());
-    let mut times: Vec<Timestamp> = cluster
-        .audit_events()
+    let mut times: Vec<Timestamp> = kube_cluster::bindings::binding_events(cluster, STREAM_NS)
         .into_iter()
-        .filter(|e| e["stage"] == "ResponseComplete" && e["verb"] == "create")
-        .filter(|e| e["objectRef"]["subresource"] == "binding" && e["objectRef"]["namespace"] == STREAM_NS)
-        .filter(|e| e["objectRef"]["name"].as_str().is_some_and(|n| n.starts_with(&prefix)))
-        .filter(|e| e["responseStatus"]["code"].as_u64().is_some_and(|c| c < 300))
-        .filter_map(|e| e["stageTimestamp"].as_str()?.parse().ok())
+        .filter(|b| b.pod.starts_with(&prefix))
+        .filter_map(|b| b.at.parse().ok())
         .collect();
     times.push(from);
     times.sort();

@@ -35,7 +35,7 @@ use kube::Api;
 use kube_cluster::binaries::binaries;
 use kube_cluster::bindings::{assert_bound_once_each_by_the_extender, wait_bound};
 use kube_cluster::node::{self, RealNode, NODE_NAME};
-use kube_cluster::objects::{create, node as fake_node};
+use kube_cluster::objects::{by_key, create, key, node as fake_node};
 use kube_cluster::scheduler_config::{differences, LEASE_NAME, LEASE_NAMESPACE};
 use kube_cluster::{metric_sum, Binaries, Cluster, Options, DEADLINE};
 use predicate_extender_testing::eventually;
@@ -130,17 +130,7 @@ fn kubectl(binaries: &Binaries, cluster: &Cluster, args: &[&str]) -> String {
 fn kustomize(binaries: &Binaries, dir: &Path) -> BTreeMap<String, Value> {
     let out = Command::new(binaries.path("kubectl")).arg("kustomize").arg(dir).output().unwrap();
     assert!(out.status.success(), "kubectl kustomize {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
-    let docs: Vec<Value> = serde_saphyr::from_multiple(&String::from_utf8_lossy(&out.stdout)).unwrap();
-    docs.into_iter().filter(|d| d.is_object()).map(|d| (key(&d), d)).collect()
-}
-
-fn key(object: &Value) -> String {
-    format!(
-        "{}/{}/{}",
-        object["kind"].as_str().unwrap_or_default(),
-        object["metadata"]["namespace"].as_str().unwrap_or_default(),
-        object["metadata"]["name"].as_str().unwrap_or_default()
-    )
+    by_key(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// The paths at which `live` lacks or changes what `applied` says (what the API server added,

@@ -41,30 +41,36 @@ pub struct Leadership {
     read_errors: AtomicU64,
 }
 
+impl Role {
+    const fn code(self) -> u8 {
+        match self {
+            Role::Unknown => 0,
+            Role::Leader => 1,
+            Role::Standby => 2,
+        }
+    }
+
+    const fn of_code(code: u8) -> Role {
+        match code {
+            1 => Role::Leader,
+            2 => Role::Standby,
+            _ => Role::Unknown,
+        }
+    }
+}
+
 impl Leadership {
     pub fn read_errors(&self) -> u64 {
         self.read_errors.load(Ordering::Relaxed)
     }
 
     pub fn role(&self) -> Role {
-        match self.role.load(Ordering::Relaxed) {
-            1 => Role::Leader,
-            2 => Role::Standby,
-            _ => Role::Unknown,
-        }
+        Role::of_code(self.role.load(Ordering::Relaxed))
     }
 
+    /// Sets the role; returns the one before.
     fn set(&self, role: Role) -> Role {
-        let code = match role {
-            Role::Unknown => 0,
-            Role::Leader => 1,
-            Role::Standby => 2,
-        };
-        match self.role.swap(code, Ordering::Relaxed) {
-            1 => Role::Leader,
-            2 => Role::Standby,
-            _ => Role::Unknown,
-        }
+        Role::of_code(self.role.swap(role.code(), Ordering::Relaxed))
     }
 }
 
@@ -75,7 +81,7 @@ pub fn hostname() -> Option<String> {
 }
 
 /// The role of `identity`'s kube-scheduler under `lease` at `now` (`None`: no Lease yet).
-pub fn role_of(lease: Option<&Lease>, identity: &str, now: Timestamp) -> Role {
+fn role_of(lease: Option<&Lease>, identity: &str, now: Timestamp) -> Role {
     let Some(spec) = lease.and_then(|l| l.spec.as_ref()) else { return Role::Standby };
     let Some(holder) = spec.holder_identity.as_deref().filter(|h| !h.is_empty()) else { return Role::Standby };
     // Held, unless its holder stopped renewing: then it is anyone's to take, and nobody leads.

@@ -105,35 +105,25 @@ fn build(minor: &str) -> Result<Binaries, String> {
 /// process; `None` (saying so) when Go is not installed and the run does not require it.
 pub fn policy_oracle(test: &str) -> Option<PathBuf> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    skip_without_go(
-        BUILT.get_or_init(build_policy_oracle).clone(),
-        &format!("{test} (kube-scheduler v1.22 Policy oracle)"),
-    )
-}
-
-fn build_policy_oracle() -> Result<PathBuf, String> {
-    go_installed("the v1.22 oracle is")?;
-    let oracle = e2e_build(Some("policy-oracle"))?.join("oracle");
-    if !oracle.is_file() {
-        return Err("e2e/build.sh policy-oracle printed no directory with an oracle".to_string());
-    }
-    Ok(oracle)
+    let built = BUILT.get_or_init(|| build_tool("policy-oracle", "oracle")).clone();
+    skip_without_go(built, &format!("{test} (kube-scheduler v1.22 Policy oracle)"))
 }
 
 /// helm (`e2e/build.sh helm`: helm.sh/helm/v4 at e2e/helm/go.mod's version), built once per test
 /// process; `None` (saying so) when Go is not installed and the run does not require it.
 pub fn helm(test: &str) -> Option<PathBuf> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    skip_without_go(BUILT.get_or_init(build_helm).clone(), &format!("{test} (helm)"))
+    skip_without_go(BUILT.get_or_init(|| build_tool("helm", "helm")).clone(), &format!("{test} (helm)"))
 }
 
-fn build_helm() -> Result<PathBuf, String> {
-    go_installed("helm is")?;
-    let helm = e2e_build(Some("helm"))?.join("helm");
-    if !helm.is_file() {
-        return Err("e2e/build.sh helm printed no directory with helm".to_string());
+/// `e2e/build.sh <arg>`, and the file `file` in the directory it prints.
+fn build_tool(arg: &str, file: &str) -> Result<PathBuf, String> {
+    go_installed(&format!("{file} ({arg}) is"))?;
+    let path = e2e_build(Some(arg))?.join(file);
+    if !path.is_file() {
+        return Err(format!("e2e/build.sh {arg} printed no directory with {file}"));
     }
-    Ok(helm)
+    Ok(path)
 }
 
 /// `e2e/build.sh --list`: the exact versions of the tested minors, newest first.

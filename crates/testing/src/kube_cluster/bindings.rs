@@ -23,8 +23,18 @@ pub async fn wait_bound(cluster: &Cluster, namespace: &str, name: &str) -> Strin
     .await
 }
 
-/// The audit log's successful pods/binding creations in `namespace`: (pod, user agent).
-pub fn bindings(cluster: &Cluster, namespace: &str) -> Vec<(String, String)> {
+/// A successful pods/binding creation, as the audit log has it.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    pub pod: String,
+    pub user_agent: String,
+    /// When the API server answered it (`stageTimestamp`, RFC 3339 with microseconds).
+    pub at: String,
+}
+
+/// The audit log's successful pods/binding creations in `namespace`, in the log's order.
+pub fn binding_events(cluster: &Cluster, namespace: &str) -> Vec<Binding> {
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
     cluster
         .audit_events()
         .into_iter()
@@ -32,11 +42,17 @@ pub fn bindings(cluster: &Cluster, namespace: &str) -> Vec<(String, String)> {
         .filter(|e| e["objectRef"]["resource"] == "pods" && e["objectRef"]["subresource"] == "binding")
         .filter(|e| e["objectRef"]["namespace"] == namespace)
         .filter(|e| e["responseStatus"]["code"].as_u64().is_some_and(|c| c < 300))
-        .map(|e| {
-            let pod = e["objectRef"]["name"].as_str().unwrap_or_default().to_string();
-            (pod, e["userAgent"].as_str().unwrap_or_default().to_string())
+        .map(|e| Binding {
+            pod: text(&e["objectRef"]["name"]),
+            user_agent: text(&e["userAgent"]),
+            at: text(&e["stageTimestamp"]),
         })
         .collect()
+}
+
+/// The audit log's successful pods/binding creations in `namespace`: (pod, user agent).
+pub fn bindings(cluster: &Cluster, namespace: &str) -> Vec<(String, String)> {
+    binding_events(cluster, namespace).into_iter().map(|b| (b.pod, b.user_agent)).collect()
 }
 
 /// The user agent of the extender's requests begins with this.

@@ -11,6 +11,7 @@
 pub mod binaries;
 pub mod bindings;
 pub mod explain;
+pub mod helm;
 pub mod node;
 pub mod null_extender;
 pub mod objects;

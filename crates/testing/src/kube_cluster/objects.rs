@@ -111,3 +111,19 @@ pub fn pod(namespace: &str, name: &str, cpu: &str) -> Value {
         },
     })
 }
+
+/// An object's `kind/namespace/name` (the namespace empty for a cluster-scoped one).
+pub fn key(object: &Value) -> String {
+    format!(
+        "{}/{}/{}",
+        object["kind"].as_str().unwrap_or_default(),
+        object["metadata"]["namespace"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// The objects of a multi-document YAML stream (what kustomize and helm render), by [`key`].
+pub fn by_key(yaml: &str) -> std::collections::BTreeMap<String, Value> {
+    let docs: Vec<Value> = serde_saphyr::from_multiple(yaml).unwrap_or_else(|e| panic!("{e}:\n{yaml}"));
+    docs.into_iter().filter(Value::is_object).map(|d| (key(&d), d)).collect()
+}
