@@ -13,6 +13,17 @@
 #   e2e/build.sh --list     the tested versions, newest first, one per line
 #   e2e/build.sh helm       only helm (helm.sh/helm/v4 at the version e2e/helm/go.mod pins), into
 #                           target/e2e-bin/helm-<version>/helm, for the chart's tests
+#   e2e/build.sh inprocess [VERSION]
+#                           only the in-process kube-scheduler of a tested version (the newest by
+#                           default): kube-scheduler with the PredicateEngine plugin
+#                           (e2e/kube/inprocess, docs/in-process.md) linked through cgo to the Rust
+#                           engine (crates/engine-ffi, built first by cargo in the profile
+#                           PREDICATE_ENGINE_PROFILE names: dev by default, or release), into
+#                           target/e2e-bin/inprocess-<version>-<profile>/kube-scheduler. Rebuilt
+#                           every time (the engine is our code); built with the netgo and osusergo
+#                           tags, so that cgo changes no other package and Go's cache of the plain
+#                           builds serves it (seconds and a link). PREDICATE_ENGINE_SYMBOLS=1 keeps
+#                           the symbol tables (for perf and pprof).
 #   e2e/build.sh policy-oracle
 #                           only the Policy oracle (e2e/kube-v1.22/oracle: kube-scheduler v1.22's
 #                           own Policy translation, filters and scores; not a tested version), into
@@ -47,8 +58,13 @@ if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
   sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
+inprocess=false
+if [[ "${1:-}" == "inprocess" ]]; then
+  inprocess=true
+  shift
+fi
 if (($# > 1)); then
-  echo "e2e/build.sh: one argument at most (a version, --list, helm or policy-oracle), not $*" >&2
+  echo "e2e/build.sh: one argument at most (a version, --list, helm, policy-oracle, or inprocess and a version), not $*" >&2
   exit 2
 fi
 if [[ "${1:-}" == "--list" ]]; then
@@ -145,6 +161,42 @@ if ! command -v go >/dev/null 2>&1; then
   exit 2
 fi
 
+# Version stamps as upstream's release builds set them (hack/lib/version.sh), so that
+# `kube-apiserver --version` and the API server's /version say what was built (and the in-process
+# engine counts pods as this version does).
+minor=${kube_version#v1.}; minor=${minor%%.*}
+ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version \
+ -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
+ -X k8s.io/component-base/version.gitTreeState=clean \
+ -X k8s.io/client-go/pkg/version.gitVersion=$kube_version \
+ -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+
+if $inprocess; then
+  profile=${PREDICATE_ENGINE_PROFILE:-dev}
+  case "$profile" in
+    dev) lib="${CARGO_TARGET_DIR:-$root/target}/debug" ;;
+    release) lib="${CARGO_TARGET_DIR:-$root/target}/release" ;;
+    *) echo "e2e/build.sh: PREDICATE_ENGINE_PROFILE=$profile: give dev or release" >&2; exit 2 ;;
+  esac
+  out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/inprocess-$kube_version-$profile"
+  mkdir -p "$out"
+  exec 9>"$out.lock"
+  flock 9
+  started=$(date +%s)
+  echo "e2e/build.sh: the engine's static library (cargo build -p predicate-engine-ffi, $profile)" >&2
+  (cd "$root" && cargo build --locked --color never --profile "$profile" -p predicate-engine-ffi)
+  echo "e2e/build.sh: in-process kube-scheduler $kube_version" >&2
+  # PREDICATE_ENGINE_SYMBOLS=1 keeps the symbol tables, for a profile (perf, pprof) of the binary.
+  inprocess_ldflags=$ldflags
+  if [[ "${PREDICATE_ENGINE_SYMBOLS:-}" == 1 ]]; then inprocess_ldflags=${ldflags#-s -w }; fi
+  (cd "$kube" && CGO_ENABLED=1 CGO_LDFLAGS="-L$lib" go build -modfile="$modfile" -tags netgo,osusergo -trimpath \
+    -ldflags "$inprocess_ldflags" -o "$out/kube-scheduler.partial" ./inprocess)
+  mv "$out/kube-scheduler.partial" "$out/kube-scheduler"
+  echo "e2e/build.sh: in-process kube-scheduler built in $(( $(date +%s) - started )) s into $out" >&2
+  echo "$out"
+  exit 0
+fi
+
 out="${CARGO_TARGET_DIR:-$root/target}/e2e-bin/kubernetes-$kube_version-etcd-$etcd_version"
 binaries=(etcd "${tools[@]}")
 
@@ -183,14 +235,6 @@ flock 8
 rm -rf "$out.partial"
 if [[ -d "$out" ]]; then cp -a "$out" "$out.partial"; else mkdir -p "$out.partial"; fi
 started=$(date +%s)
-# Version stamps as upstream's release builds set them (hack/lib/version.sh), so that
-# `kube-apiserver --version` and the API server's /version say what was built.
-minor=${kube_version#v1.}; minor=${minor%%.*}
-ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$kube_version \
- -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor \
- -X k8s.io/component-base/version.gitTreeState=clean \
- -X k8s.io/client-go/pkg/version.gitVersion=$kube_version \
- -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
 
 if [[ ! -x "$out.partial/etcd" ]]; then
   echo "e2e/build.sh: etcd $etcd_version (module download and build; minutes on a cold cache)" >&2

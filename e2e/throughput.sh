@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 # The flags are the example's (clap): `--help` lists them, a bad one is refused there, after the build.
 bash e2e/build.sh >/dev/null
 cargo build --release --locked --bin predicate-extender --example scheduler-throughput
+# The in-process configurations link the engine built in the release profile too.
+export PREDICATE_ENGINE_PROFILE=release
 exec target/release/examples/scheduler-throughput "$@"

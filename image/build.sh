@@ -14,6 +14,12 @@
 #       A static kube-scheduler (CGO_ENABLED=0, e2e/build.sh) at /usr/local/bin/kube-scheduler,
 #       Entrypoint ["/usr/local/bin/kube-scheduler"], the same passwd and group, user root (as
 #       upstream's image).
+#   image/build.sh in-process-scheduler BINARY NAME:TAG OUT.tar
+#       The in-process kube-scheduler (e2e/build.sh inprocess: kube-scheduler with the
+#       PredicateEngine plugin and the engine linked in through cgo; docs/in-process.md) at
+#       /usr/local/bin/kube-scheduler, the shared libraries `ldd BINARY` lists as for the extender,
+#       the same passwd and group, USER 65532:65532, EXPOSE 10259,
+#       Entrypoint ["/usr/local/bin/kube-scheduler"].
 #   image/build.sh pause NAME:TAG OUT.tar
 #       The pod sandbox image: our static pause (image/cmd/pause) at /pause, Entrypoint ["/pause"],
 #       User 65535:65535 (as upstream's pause image).
@@ -47,7 +53,7 @@ fail() {
 kind=$1
 shift
 case "$kind" in
-  extender | kube-scheduler)
+  extender | kube-scheduler | in-process-scheduler)
     [[ $# -eq 3 ]] || usage
     binary=$1 ref=$2 out=$3
     [[ -f "$binary" ]] || fail "$kind binary $binary does not exist"
@@ -102,29 +108,42 @@ require_static() {
   fi
 }
 
+# The shared libraries of a dynamically linked binary, at the paths `ldd` lists them.
+shared_libraries() {
+  local listing libs lib
+  command -v ldd >/dev/null 2>&1 || fail "ldd is not installed (the $kind's libraries are what ldd lists)"
+  # `ldd` lines: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", the interpreter as
+  # "/lib64/ld-linux-x86-64.so.2 (0x...)", and the kernel's linux-vdso.so.1 (no file: skipped).
+  if ! listing=$(ldd "$1" 2>&1); then
+    fail "ldd $1 failed: $listing"
+  fi
+  if grep -q 'not found' <<<"$listing"; then
+    fail "ldd $1: a library is missing on this machine: $(grep 'not found' <<<"$listing" | tr -s ' \t' ' ')"
+  fi
+  libs=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$listing" | sort -u)
+  [[ -n "$libs" ]] || fail "ldd $1 lists no library: a glibc build is expected"
+  while IFS= read -r lib; do
+    args+=(-file "$lib:$(stat -L -c '%a' "$lib"):$lib")
+    echo "image/build.sh: library $lib" >&2
+  done <<<"$libs"
+}
+
 args=(-out "$out" -name "$ref" -env "$path_env")
 case "$kind" in
   extender)
-    command -v ldd >/dev/null 2>&1 || fail "ldd is not installed (the extender's libraries are what ldd lists)"
-    # `ldd` lines: "libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", the interpreter as
-    # "/lib64/ld-linux-x86-64.so.2 (0x...)", and the kernel's linux-vdso.so.1 (no file: skipped).
-    if ! listing=$(ldd "$binary" 2>&1); then
-      fail "ldd $binary failed: $listing"
-    fi
-    if grep -q 'not found' <<<"$listing"; then
-      fail "ldd $binary: a library is missing on this machine: $(grep 'not found' <<<"$listing" | tr -s ' \t' ' ')"
-    fi
-    libs=$(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$listing" | sort -u)
-    [[ -n "$libs" ]] || fail "ldd $binary lists no library: a glibc build is expected (Dockerfile)"
-    while IFS= read -r lib; do
-      args+=(-file "$lib:$(stat -L -c '%a' "$lib"):$lib")
-      echo "image/build.sh: library $lib" >&2
-    done <<<"$libs"
+    shared_libraries "$binary"
     passwd_group
     args+=(-binary "$binary" -file "/usr/local/bin/predicate-extender:0755:$binary"
       -user 65532:65532 -workdir /home/nonroot -expose 8888 -expose 8889
       -entrypoint '["/usr/local/bin/predicate-extender"]' -cmd '["serve"]'
       -created-by 'image/build.sh extender (Dockerfile final stage)')
+    ;;
+  in-process-scheduler)
+    shared_libraries "$binary"
+    passwd_group
+    args+=(-binary "$binary" -file "/usr/local/bin/kube-scheduler:0755:$binary"
+      -user 65532:65532 -workdir /home/nonroot -expose 10259
+      -entrypoint '["/usr/local/bin/kube-scheduler"]' -created-by 'image/build.sh in-process-scheduler')
     ;;
   kube-scheduler)
     require_static "$binary"

@@ -3,6 +3,10 @@
 //! kube-apiserver (on a real etcd) under the project's own RBAC and binds through it. Each test
 //! starts its own cluster on 127.0.0.1 and stops it at its end (crates/testing/src/kube_cluster).
 //!
+//! The tests named `in_process_*` run the same scenarios on the in-process kube-scheduler
+//! (docs/in-process.md: kube-scheduler with the PredicateEngine plugin, the engine linked in; no
+//! extender process): the same pods, the same assertions on where they go.
+//!
 //! Without Go these tests say SKIPPED on the terminal and pass; `.ci/run` (CI=true) makes that a
 //! failure.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
@@ -18,11 +22,58 @@ use kube_cluster::bindings;
 use kube_cluster::explain::assert_explain_says_what_kube_scheduler_says;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
 use kube_cluster::scheduler_config::{self, ALLOWED_CHANGES};
-use kube_cluster::{merged, Cluster, Options, DEADLINE};
+use kube_cluster::{merged, Cluster, InProcess, Options, DEADLINE};
 use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
 const NS: &str = "e2e";
+
+/// Where the engine runs: the extender beside kube-scheduler, or inside kube-scheduler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Extender,
+    InProcess,
+}
+
+/// A cluster of `minor` for `mode`: `options` as they are for the extender; for the in-process
+/// kube-scheduler the same with no extender and the Policy file `policy` (the extender's
+/// `--policy`), if any. `None` when the end-to-end tests are skipped.
+async fn start(
+    minor: &str,
+    test: &str,
+    mode: Mode,
+    options: Options,
+    policy: Option<&std::path::Path>,
+) -> Option<Cluster> {
+    let options = match mode {
+        Mode::Extender => options,
+        Mode::InProcess => {
+            let binary = kube_cluster::binaries::in_process_scheduler(minor, test)?;
+            let policy = policy.map(std::path::Path::to_path_buf);
+            Options {
+                extender: false,
+                extender_args: Vec::new(),
+                in_process: Some(InProcess { binary, policy }),
+                ..options
+            }
+        }
+    };
+    let test = match mode {
+        Mode::Extender => test.to_string(),
+        Mode::InProcess => format!("in-process-{test}"),
+    };
+    Cluster::start_on(minor, &test, options).await
+}
+
+/// Every pod of the namespace bound once, `expected` of them: by the extender, or by the in-process
+/// kube-scheduler itself.
+async fn assert_bound_once_each(cluster: &Cluster, mode: Mode, expected: usize) {
+    let binder = match mode {
+        Mode::Extender => bindings::EXTENDER,
+        Mode::InProcess => bindings::KUBE_SCHEDULER,
+    };
+    bindings::assert_bound_once_each_by(cluster, NS, expected, binder).await;
+}
 
 async fn namespace(cluster: &Cluster) {
     create(&cluster.client, json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})).await;
@@ -254,7 +305,7 @@ predicate_extender_testing::on_each_minor!(
 /// name it had not seen; the node only the extender rejects (Ready=False, which today's plugins do
 /// not read) gets no pod.
 async fn a_batch_of_every_kind_of_pod_is_bound_by_the_extender_where_explain_says_it_fits(minor: &str) {
-    batch(minor, "batch", None).await
+    batch(minor, "batch", None, Mode::Extender).await
 }
 
 predicate_extender_testing::on_each_minor!(
@@ -266,7 +317,17 @@ predicate_extender_testing::on_each_minor!(
 /// extender alone keeps pods apart by host port, anti-affinity and spread, and every pod is bound
 /// where explain says it fits.
 async fn with_kube_schedulers_replaced_plugins_off_the_batch_is_bound_where_explain_says_it_fits(minor: &str) {
-    batch(minor, "batch-policy-only", Some(scheduler_config::with_policy_only_plugins)).await
+    batch(minor, "batch-policy-only", Some(scheduler_config::with_policy_only_plugins), Mode::Extender).await
+}
+
+predicate_extender_testing::on_each_minor!(in_process_the_batch_is_bound_where_explain_says_it_fits);
+
+/// The batch on the in-process kube-scheduler, with the profile of the test above (kube-scheduler's
+/// own plugins that the Policy replaces off): the engine inside kube-scheduler keeps the pods apart,
+/// Reserve counts each on its node before the next cycle, and every pod is bound once, by
+/// kube-scheduler, where explain says it fits; no pod reaches the node only the engine rejects.
+async fn in_process_the_batch_is_bound_where_explain_says_it_fits(minor: &str) {
+    batch(minor, "batch", Some(scheduler_config::with_policy_only_plugins), Mode::InProcess).await
 }
 
 /// The batch with the profile of the test above and without the extender's `bindVerb`, on the
@@ -279,15 +340,15 @@ async fn with_kube_scheduler_binding_the_batch_is_bound_once_each_where_explain_
     fn config(shipped: Value) -> Value {
         scheduler_config::with_kube_scheduler_binding(scheduler_config::with_policy_only_plugins(shipped))
     }
-    batch(kube_cluster::binaries::NEWEST, "batch-kube-binds", Some(config)).await
+    batch(kube_cluster::binaries::NEWEST, "batch-kube-binds", Some(config), Mode::Extender).await
 }
 
 /// The batch test, with a change to kube-scheduler's configuration (`Options::scheduler_config`).
 /// Whoever the configuration has bind (the extender, or kube-scheduler without `bindVerb`) binds
 /// every pod, once.
-async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Value>) {
+async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Value>, mode: Mode) {
     let options = Options { controller_manager: true, scheduler_config, ..Options::default() };
-    let Some(cluster) = Cluster::start_on(minor, name, options).await else {
+    let Some(cluster) = start(minor, name, mode, options, None).await else {
         return;
     };
     namespace(&cluster).await;
@@ -395,7 +456,11 @@ async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Va
 
     // Every process of the cluster listens on loopback only (and each on something).
     let listeners = cluster.listeners();
-    for process in ["etcd", "kube-apiserver", "kube-controller-manager", "predicate-extender", "kube-scheduler-0"] {
+    let mut processes = vec!["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler-0"];
+    if mode == Mode::Extender {
+        processes.push("predicate-extender");
+    }
+    for process in processes {
         assert!(listeners.iter().any(|(p, _)| p == process), "{process} listens on nothing? {listeners:?}");
     }
     let outside: Vec<_> = listeners.iter().filter(|(_, addr)| !addr.starts_with("127.")).collect();
@@ -412,6 +477,11 @@ async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Va
         );
     }
 
+    if mode == Mode::InProcess {
+        // kube-scheduler bound every pod, once: no extender in the cluster.
+        assert_bound_once_each(&cluster, mode, names.len()).await;
+        return;
+    }
     // The extender bound every pod, once, and kube-scheduler none; or, without `bindVerb`, the
     // other way round.
     let written: Value = serde_json::from_slice(&std::fs::read(&cluster.scheduler_config).unwrap()).unwrap();
@@ -465,7 +535,20 @@ predicate_extender_testing::on_each_minor!(
 /// kube-scheduler aggregates them ("0/N nodes are available: ..."), next to kube-scheduler's reason
 /// for the node its own plugins rejected.
 async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_condition(minor: &str) {
-    let Some(cluster) = Cluster::start_on(minor, "unschedulable", Options::default()).await else { return };
+    unschedulable(minor, Mode::Extender).await
+}
+
+predicate_extender_testing::on_each_minor!(in_process_an_unschedulable_pod_carries_the_engines_reasons_in_its_event);
+
+/// The same pod on the in-process kube-scheduler: the PredicateEngine plugin's statuses carry the
+/// engine's reasons, which kube-scheduler aggregates into the very message it wrote for the
+/// extender's, and explain's first line is that message.
+async fn in_process_an_unschedulable_pod_carries_the_engines_reasons_in_its_event(minor: &str) {
+    unschedulable(minor, Mode::InProcess).await
+}
+
+async fn unschedulable(minor: &str, mode: Mode) {
+    let Some(cluster) = start(minor, "unschedulable", mode, Options::default(), None).await else { return };
     namespace(&cluster).await;
     let c = &cluster.client;
     create(c, condition(node("not-ready", "zone-a", "4", "16Gi"), "Ready", "False")).await;
@@ -483,16 +566,21 @@ async fn an_unschedulable_pod_carries_the_extenders_reasons_in_its_event_and_con
     best_effort["spec"]["containers"][0]["resources"] = json!({});
     create(c, best_effort.clone()).await;
 
-    // The extender's own answer for the two nodes kube-scheduler's plugins pass.
-    let (status, answer) = cluster
-        .extender_post("/filter", &json!({"Pod": best_effort, "NodeNames": ["not-ready", "memory-pressure"]}))
-        .await;
-    assert_eq!(status, 200, "{answer}");
-    let unresolvable = answer["FailedAndUnresolvableNodes"].as_object().cloned().unwrap_or_default();
-    let failed = answer["FailedNodes"].as_object().cloned().unwrap_or_default();
-    let reasons: BTreeSet<String> =
-        unresolvable.values().chain(failed.values()).map(|r| r.as_str().unwrap().to_string()).collect();
-    assert_eq!(unresolvable.len() + failed.len(), 2, "{answer}");
+    // The extender's own answer for the two nodes kube-scheduler's plugins pass (in-process, the
+    // same engine's words, as the extender gives them).
+    let reasons: BTreeSet<String> = match mode {
+        Mode::Extender => {
+            let (status, answer) = cluster
+                .extender_post("/filter", &json!({"Pod": best_effort, "NodeNames": ["not-ready", "memory-pressure"]}))
+                .await;
+            assert_eq!(status, 200, "{answer}");
+            let unresolvable = answer["FailedAndUnresolvableNodes"].as_object().cloned().unwrap_or_default();
+            let failed = answer["FailedNodes"].as_object().cloned().unwrap_or_default();
+            assert_eq!(unresolvable.len() + failed.len(), 2, "{answer}");
+            unresolvable.values().chain(failed.values()).map(|r| r.as_str().unwrap().to_string()).collect()
+        }
+        Mode::InProcess => ["node(s) had memory pressure", "node(s) were not ready"].map(String::from).into(),
+    };
 
     let message = eventually("a FailedScheduling event naming every reason", DEADLINE, || async {
         let events = failed_scheduling(&cluster, "best-effort").await;
@@ -623,6 +711,78 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
     assert_eq!(placed.get("cheap-victim-1").map(String::as_str), Some("cheap"), "{placed:?}");
 }
 
+predicate_extender_testing::on_each_minor!(
+    in_process_preemption_spares_the_node_the_engine_rejects_and_honours_the_nomination
+);
+
+/// Preemption on the in-process kube-scheduler: kube-scheduler's own DefaultPreemption would take
+/// the cheapest victims, on `cheap`, but the engine rejects that node as unresolvable (its network
+/// is unavailable, which only the classic predicates read), so the victim comes from `n1`. The
+/// dry run that finds it passes only because the plugin is told of the removed victim
+/// (PreFilterExtensions) and the engine filters `n1` without it. While the victim terminates, the
+/// nominated preemptor counts for a lower-priority pod (it stays Pending) and not for a
+/// higher-priority one (bound to `n1`); once the victim is gone the preemptor is bound there.
+async fn in_process_preemption_spares_the_node_the_engine_rejects_and_honours_the_nomination(minor: &str) {
+    let Some(cluster) = start(minor, "preemption", Mode::InProcess, Options::default(), None).await else { return };
+    namespace(&cluster).await;
+    let c = &cluster.client;
+    for (name, value) in [("lowest", 10), ("low", 100), ("high", 1000), ("highest", 2000)] {
+        create(c, priority_class(name, value)).await;
+    }
+    create(c, node("n1", "zone-a", "4", "16Gi")).await;
+    create(c, condition(node("cheap", "zone-a", "4", "16Gi"), "NetworkUnavailable", "True")).await;
+    for i in 0..2 {
+        create(c, running(&format!("n1-victim-{i}"), "n1", "1500m", "low", 30)).await;
+        create(c, running(&format!("cheap-victim-{i}"), "cheap", "1500m", "lowest", 0)).await;
+    }
+    create(c, with_spec(pod(NS, "preemptor", "2"), json!({"priorityClassName": "high"}))).await;
+    let nominated = eventually("the preemptor nominated", DEADLINE, || async {
+        let p = pods(&cluster).get("preemptor").await.ok()?;
+        p.status?.nominated_node_name.filter(|n| !n.is_empty())
+    })
+    .await;
+    assert_eq!(nominated, "n1", "the engine rejects `cheap`, which preemption must not pick");
+    let deleted = || {
+        cluster
+            .audit_events()
+            .into_iter()
+            .filter(|e| {
+                e["stage"] == "ResponseComplete" && e["verb"] == "delete" && e["objectRef"]["resource"] == "pods"
+            })
+            .filter(|e| e["userAgent"].as_str().unwrap_or_default().starts_with("kube-scheduler/"))
+            .map(|e| e["objectRef"]["name"].as_str().unwrap_or_default().to_string())
+            .collect::<BTreeSet<String>>()
+    };
+    let victims = eventually("kube-scheduler deleted a victim", DEADLINE, || async {
+        let d = deleted();
+        (!d.is_empty()).then_some(d)
+    })
+    .await;
+    assert_eq!(victims.len(), 1, "one 1.5-cpu victim frees enough for 2 cpu: {victims:?}");
+    assert!(victims.iter().all(|v| v.starts_with("n1-victim-")), "{victims:?}");
+
+    // The victim terminates (30 s grace, no kubelet): the preemptor is only nominated. Below the
+    // preemptor's priority, 3 + 2 + 0.5 > 4 (it stays Pending); above it, 3 + 0.5 <= 4.
+    create(c, with_spec(pod(NS, "probe-lower", "500m"), json!({"priorityClassName": "lowest"}))).await;
+    create(c, with_spec(pod(NS, "probe-higher", "500m"), json!({"priorityClassName": "highest"}))).await;
+    assert_eq!(wait_bound(&cluster, "probe-higher").await, "n1", "a nominated pod of lower priority does not count");
+    eventually("probe-lower reported unschedulable", DEADLINE, || async {
+        (!failed_scheduling(&cluster, "probe-lower").await.is_empty()).then_some(())
+    })
+    .await;
+    assert_eq!(placements(&cluster).await["probe-lower"], "", "the nominated preemptor counts for a lower priority");
+
+    for victim in &victims {
+        delete_pod_now(c, NS, victim).await;
+    }
+    assert_eq!(wait_bound(&cluster, "preemptor").await, "n1");
+    let placed = placements(&cluster).await;
+    assert_eq!(placed["probe-lower"], "", "{placed:?}");
+    assert_eq!((placed["cheap-victim-0"].as_str(), placed["cheap-victim-1"].as_str()), ("cheap", "cheap"));
+    // The probes and the preemptor: two bound, each once, by kube-scheduler.
+    assert_bound_once_each(&cluster, Mode::InProcess, 2).await;
+}
+
 predicate_extender_testing::on_each_minor!(with_the_extender_down_pods_wait_and_are_bound_once_it_is_back);
 
 /// The extender down (`ignorable: false`): kube-scheduler does not place the pod, says why in an
@@ -674,8 +834,21 @@ predicate_extender_testing::on_each_minor!(a_killed_leader_and_a_second_replica_
 /// Two kube-scheduler replicas with leader election as shipped; the leader is killed mid-batch and
 /// started again: the other takes the lease and finishes, and no pod is bound twice.
 async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice(minor: &str) {
-    let Some(mut cluster) = Cluster::start_on(minor, "replicas", Options { schedulers: 2, ..Options::default() }).await
-    else {
+    killed_leader(minor, Mode::Extender).await
+}
+
+predicate_extender_testing::on_each_minor!(in_process_a_killed_leader_and_a_second_replica_bind_no_pod_twice);
+
+/// The kill of the engine's side in-process: the engine is inside kube-scheduler, so the leader
+/// killed mid-batch takes its engine with it; the other replica's engine, fed by its own informers
+/// all along, finishes the batch and no pod is lost or bound twice.
+async fn in_process_a_killed_leader_and_a_second_replica_bind_no_pod_twice(minor: &str) {
+    killed_leader(minor, Mode::InProcess).await
+}
+
+async fn killed_leader(minor: &str, mode: Mode) {
+    let options = Options { schedulers: 2, ..Options::default() };
+    let Some(mut cluster) = start(minor, "replicas", mode, options, None).await else {
         return;
     };
     namespace(&cluster).await;
@@ -710,7 +883,7 @@ async fn a_killed_leader_and_a_second_replica_bind_no_pod_twice(minor: &str) {
     }
     let (first, second) = (acquired(&cluster.schedulers[leader]), acquired(&cluster.schedulers[1 - leader]));
     assert!(first + second >= 2, "after the kill, a replica took the lease again ({first} + {second})");
-    assert_bound_once_each_by_the_extender(&cluster, PODS).await;
+    assert_bound_once_each(&cluster, mode, PODS).await;
 }
 
 predicate_extender_testing::on_each_minor!(a_swapped_policy_file_changes_where_pods_go_without_a_restart);
@@ -718,13 +891,39 @@ predicate_extender_testing::on_each_minor!(a_swapped_policy_file_changes_where_p
 /// The Policy file replaced while the extender serves: the next pods are judged by the new Policy,
 /// without a restart (CheckNodeLabelPresence keeps them off the unlabelled node).
 async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart(minor: &str) {
+    swapped_policy(minor, Mode::Extender).await
+}
+
+predicate_extender_testing::on_each_minor!(in_process_a_swapped_policy_file_changes_where_pods_go_without_a_restart);
+
+/// The Policy swap in-process: the plugin's Policy file (its `policy` arg) replaced while
+/// kube-scheduler runs; the plugin reads it again and the next pods follow the new Policy.
+async fn in_process_a_swapped_policy_file_changes_where_pods_go_without_a_restart(minor: &str) {
+    swapped_policy(minor, Mode::InProcess).await
+}
+
+/// How many times the engine put a new Policy in force: the extender's metric, or the in-process
+/// plugin's log line.
+async fn policy_reloads(cluster: &Cluster, mode: Mode) -> f64 {
+    match mode {
+        Mode::Extender => {
+            cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await
+        }
+        Mode::InProcess => {
+            let log = std::fs::read_to_string(&cluster.schedulers[0].log).unwrap_or_default();
+            log.matches("New Policy in force").count() as f64
+        }
+    }
+}
+
+async fn swapped_policy(minor: &str, mode: Mode) {
     let dir = tempfile::tempdir().unwrap();
     let policy = dir.path().join("policy.json");
     let shipped =
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/policy.json")).unwrap();
     std::fs::write(&policy, &shipped).unwrap();
     let options = Options { extender_args: vec![format!("--policy={}", policy.display())], ..Options::default() };
-    let Some(cluster) = Cluster::start_on(minor, "policy-swap", options).await else { return };
+    let Some(cluster) = start(minor, "policy-swap", mode, options, Some(&policy)).await else { return };
     namespace(&cluster).await;
     let c = &cluster.client;
     create(c, with_labels(node("ssd", "zone-a", "8", "32Gi"), json!({"disk": "ssd"}))).await;
@@ -751,14 +950,13 @@ async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart(minor: &s
         .as_array_mut()
         .unwrap()
         .push(json!({"name": "NeedsSSD", "argument": {"labelsPresence": {"labels": ["disk"], "presence": true}}}));
-    let reloads = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
+    let reloads = policy_reloads(&cluster, mode).await;
     // Written next to it and renamed over it, as a ConfigMap volume swaps its files.
     let next = dir.path().join("policy.json.next");
     std::fs::write(&next, swapped.to_string()).unwrap();
     std::fs::rename(&next, &policy).unwrap();
-    eventually("the extender reloaded the Policy", DEADLINE, || async {
-        let now = cluster.extender_metric("predicate_extender_policy_reload_total", &["result=\"success\""]).await;
-        (now > reloads).then_some(())
+    eventually("the engine reloaded the Policy", DEADLINE, || async {
+        (policy_reloads(&cluster, mode).await > reloads).then_some(())
     })
     .await;
     for i in 0..4 {
@@ -767,7 +965,7 @@ async fn a_swapped_policy_file_changes_where_pods_go_without_a_restart(minor: &s
     for i in 0..4 {
         assert_eq!(wait_bound(&cluster, &format!("after-{i}")).await, "ssd", "the new Policy's NeedsSSD");
     }
-    assert_bound_once_each_by_the_extender(&cluster, 6).await;
+    assert_bound_once_each(&cluster, mode, 6).await;
 }
 
 /// `POST /whatif` before a Policy change, on the real cluster: the Policy that adds NeedsSSD names

@@ -1,7 +1,8 @@
 //! The Helm chart (charts/predicate-extender) against what it must equal and refuse: `helm lint
 //! --strict`; its defaults render the objects `kubectl kustomize manifests/` renders, object by
 //! object (bar the Namespace, which a release is installed into), and its monitoring switch renders
-//! manifests/monitoring/'s; `values.schema.json` refuses a bad value naming it; a changed scheduler
+//! manifests/monitoring/'s, and its policyOnly and inProcess switches the overlays'; the in-process
+//! overlay changes only the Deployment's scheduler; `values.schema.json` refuses a bad value naming it; a changed scheduler
 //! configuration changes the pod template (a rollout) and a changed Policy does not (it reloads in
 //! place); another namespace moves every namespaced object, subject and the Lease; and the rendered
 //! objects pass every tested minor's API server (a server-side dry run, Pod Security's `restricted`
@@ -139,6 +140,7 @@ fn helm_lint_strict_passes_with_the_defaults_and_every_switch_on() {
             "monitoring.podMonitor.enabled=true,monitoring.prometheusRule.enabled=true,networkPolicy.enabled=true",
         ],
         vec!["--set", "replicas=1,policyOnly=true"],
+        vec!["--set", "inProcess.enabled=true"],
     ] {
         let mut all = vec!["lint", "--strict", CHART];
         all.extend_from_slice(&args);
@@ -172,6 +174,72 @@ fn the_policy_only_switch_renders_the_policy_only_overlay() {
     let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
     let differ = differences(&chart[&k], &overlay[&k]);
     assert!(differ.is_empty(), "the chart (left) and overlays/policy-only (right) differ in {k} at {differ:?}");
+}
+
+#[test]
+fn the_in_process_switch_renders_the_in_process_overlay() {
+    let Some(helm) = Helm::new(TEST) else { return };
+    let Some(overlay) = kustomize("overlays/in-process") else { return };
+    let chart = normalized_all(render(&helm, NAMESPACE, &["--set", "inProcess.enabled=true"]));
+    let overlay = normalized_all(overlay);
+    let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
+    let differ = differences(&chart[&k], &overlay[&k]);
+    assert!(differ.is_empty(), "the chart (left) and overlays/in-process (right) differ in {k} at {differ:?}");
+}
+
+/// overlays/in-process changes the Deployment only, and in it only what the engine's move into
+/// kube-scheduler needs: the sidecar gone, the in-process image reading
+/// config/scheduler-config-in-process.yaml, the Policy mounted where that file's plugin args say,
+/// and the sidecar's memory added to kube-scheduler's.
+#[test]
+fn the_in_process_overlay_changes_only_what_moving_the_engine_into_kube_scheduler_needs() {
+    let (Some(base), Some(overlay)) = (kustomize("manifests"), kustomize("overlays/in-process")) else { return };
+    let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
+    assert_eq!(base.keys().collect::<Vec<_>>(), overlay.keys().collect::<Vec<_>>());
+    for (key, object) in &base {
+        if *key != k {
+            assert_eq!(object, &overlay[key], "{key}");
+        }
+    }
+    let (mut base, overlay) = (base[&k].clone(), overlay[&k].clone());
+    let pod = &overlay["spec"]["template"]["spec"];
+    assert!(pod.get("initContainers").is_none(), "the extender sidecar is still there: {pod}");
+    let scheduler = &pod["containers"][0];
+    assert_eq!(
+        scheduler["image"],
+        format!("registry.example.com/predicate-scheduler-in-process:{}", env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(scheduler["command"][1], "--config=/etc/predicate-scheduler/scheduler-config-in-process.yaml");
+    let config: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(repo().join("config/scheduler-config-in-process.yaml")).unwrap(),
+    )
+    .unwrap();
+    let policy = config["profiles"][0]["pluginConfig"][0]["args"]["policy"].as_str().unwrap();
+    let mounted = scheduler["volumeMounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "policy")
+        .unwrap_or_else(|| panic!("the Policy is not mounted: {scheduler}"));
+    assert_eq!(Path::new(policy).parent(), Some(Path::new(mounted["mountPath"].as_str().unwrap())));
+    // Memory: the sidecar's and kube-scheduler's requests and limits, added.
+    let quantity = |v: &Value| v.as_str().unwrap().strip_suffix("Mi").unwrap().parse::<u64>().unwrap();
+    let base_pod = &base["spec"]["template"]["spec"];
+    for bound in ["requests", "limits"] {
+        let sum = quantity(&base_pod["initContainers"][0]["resources"][bound]["memory"])
+            + quantity(&base_pod["containers"][0]["resources"][bound]["memory"]);
+        assert_eq!(quantity(&scheduler["resources"][bound]["memory"]), sum, "{bound}");
+    }
+    // Everything else as the base has it.
+    let base_pod = &mut base["spec"]["template"]["spec"];
+    base_pod.as_object_mut().unwrap().remove("initContainers");
+    let container = &mut base_pod["containers"][0];
+    container["image"] = scheduler["image"].clone();
+    container["command"] = scheduler["command"].clone();
+    container["volumeMounts"] = scheduler["volumeMounts"].clone();
+    container["resources"] = scheduler["resources"].clone();
+    let differ = differences(&base, &overlay);
+    assert!(differ.is_empty(), "overlays/in-process changes more: {differ:?}");
 }
 
 #[test]
@@ -216,6 +284,7 @@ fn a_bad_value_is_refused_by_the_schema_naming_it() {
         ("image.digest=latest", "digest"),
         ("extender.resources.limits.memory=lots", "memory"),
         ("monitoring.podMonitor.enabeld=true", "enabeld"),
+        ("inProcess.enabled=yes", "enabled"),
     ] {
         let out = rendered(&helm, NAMESPACE, &["--set", set]);
         let stderr = text(&out.stderr);
@@ -273,8 +342,9 @@ fn a_changed_scheduler_configuration_rolls_the_pods_and_a_changed_policy_does_no
     );
     let config_map = format!("ConfigMap/{NAMESPACE}/{SCHEDULER_CONFIG_MAP}");
     assert!(own[&config_map]["data"]["scheduler-config.yaml"].as_str().unwrap().contains("weight: 2"));
-    let sums = [checksum(&shipped), checksum(&policy_only), checksum(&own)];
-    assert_eq!(sums.iter().collect::<std::collections::BTreeSet<_>>().len(), 3, "{sums:?}");
+    let in_process = render(&helm, NAMESPACE, &["--set", "inProcess.enabled=true"]);
+    let sums = [checksum(&shipped), checksum(&policy_only), checksum(&own), checksum(&in_process)];
+    assert_eq!(sums.iter().collect::<std::collections::BTreeSet<_>>().len(), 4, "{sums:?}");
     // And the same values render the same checksum (a no-op upgrade rolls nothing).
     assert_eq!(checksum(&render(&helm, NAMESPACE, &[])), sums[0]);
 }

@@ -562,3 +562,20 @@ fn the_policy_only_configuration_is_what_scheduler_config_prints_for_the_shipped
          > config/scheduler-config-policy.yaml, and copy it to manifests/config/"
     );
 }
+
+/// `config/scheduler-config-in-process.yaml` is the policy-only configuration with the extender
+/// replaced by the PredicateEngine plugin, exactly as the end-to-end tests run the in-process
+/// kube-scheduler (`scheduler_config::in_process`), reading the Policy the Deployment's extender
+/// reads.
+#[test]
+fn the_in_process_configuration_is_the_policy_only_one_with_the_plugin_for_the_extender() {
+    use predicate_extender_testing::kube_cluster::scheduler_config::in_process;
+    let parse = |file: &str| -> Value { serde_saphyr::from_str(&read(file)).unwrap_or_else(|e| panic!("{file}: {e}")) };
+    let policy = "/etc/predicate-extender/policy.json";
+    let deployment = deployment();
+    let extender_args: Vec<&str> =
+        extender_container(&deployment)["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert!(extender_args.contains(&format!("--policy={policy}").as_str()), "{extender_args:?}");
+    let expected = in_process(parse("config/scheduler-config-policy.yaml"), Some(Path::new(policy)));
+    assert_eq!(parse("config/scheduler-config-in-process.yaml"), expected);
+}

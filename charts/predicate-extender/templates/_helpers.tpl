@@ -21,7 +21,9 @@ app.kubernetes.io/name: predicate-scheduler
 The file in the scheduler-config ConfigMap that kube-scheduler and the extender read.
 */}}
 {{- define "predicate-extender.schedulerConfigFile" -}}
-{{- if and .Values.policyOnly (not .Values.schedulerConfig) -}}
+{{- if and .Values.inProcess.enabled (not .Values.schedulerConfig) -}}
+scheduler-config-in-process.yaml
+{{- else if and .Values.policyOnly (not .Values.schedulerConfig) -}}
 scheduler-config-policy.yaml
 {{- else -}}
 scheduler-config.yaml
@@ -40,11 +42,12 @@ predicate-scheduler, manifests/' namespace).
 
 {{/*
 The scheduler-config ConfigMap's data: scheduler-config.yaml (the shipped one or the value
-schedulerConfig), and scheduler-config-policy.yaml.
+schedulerConfig), scheduler-config-policy.yaml and scheduler-config-in-process.yaml.
 */}}
 {{- define "predicate-extender.schedulerConfigData" -}}
 scheduler-config.yaml: {{ .Values.schedulerConfig | default (include "predicate-extender.shippedSchedulerConfig" (list "scheduler-config.yaml" .)) | toYaml | indent 2 | trim }}
 scheduler-config-policy.yaml: {{ include "predicate-extender.shippedSchedulerConfig" (list "scheduler-config-policy.yaml" .) | toYaml | indent 2 | trim }}
+scheduler-config-in-process.yaml: {{ include "predicate-extender.shippedSchedulerConfig" (list "scheduler-config-in-process.yaml" .) | toYaml | indent 2 | trim }}
 {{- end }}
 
 {{/*

@@ -9,7 +9,9 @@
 //!   profile's order, that rejects it (both passes of the nominated pods, as
 //!   `RunFilterPluginsWithNominatedPods`);
 //! - a node they pass counts under what the extender's `/filter` answered for it, one string (the
-//!   extender joins its reasons with `, `), as `findNodesThatPassExtenders` records it.
+//!   extender joins its reasons with `, `), as `findNodesThatPassExtenders` records it; or, with
+//!   the engine inside kube-scheduler (the `PredicateEngine` plugin, docs/in-process.md), what the
+//!   plugin answered, the same string.
 //!
 //! The classic predicates stand in for the plugins, in the plugins' words (`stand_ins`); which
 //! plugins run is the profile's (`profile`: the shipped configuration, or a
@@ -162,7 +164,7 @@ pub fn evaluate(
             match verdict {
                 Verdict::Fails(reasons) => rejected.push(NodeStatus {
                     node: candidate.name().to_string(),
-                    by: "Extender".to_string(),
+                    by: profile.engine_name().to_string(),
                     reasons: vec![extender_reason(&reasons)],
                 }),
                 Verdict::Fits => feasible.push(candidate.name().to_string()),

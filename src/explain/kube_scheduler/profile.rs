@@ -95,6 +95,12 @@ const PASSING_DEFAULTS: &[&str] = &[
     "DefaultBinder",
 ];
 
+/// The in-process kube-scheduler's plugin (docs/in-process.md): the engine itself, at Filter after
+/// the default plugins, where explain plays the extender. Its rejections count as the extender's do
+/// (one string per node), under its own name; with it, every node is filtered (no extender call
+/// after the search), which is what explain counts.
+pub const IN_PROCESS_PLUGIN: &str = "PredicateEngine";
+
 /// Which default plugins an extension point runs: all but those turned off, or, after `*` is
 /// turned off, only those turned on again.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,11 +138,22 @@ impl Point {
 pub struct Profile {
     pre_filter: Point,
     filter: Point,
+    /// The engine runs as the in-process plugin ([`IN_PROCESS_PLUGIN`]) rather than as an extender.
+    in_process: bool,
 }
 
 impl Profile {
     /// The default profile: every default plugin on.
-    pub const DEFAULT: Profile = Profile { pre_filter: Point::ALL_ON, filter: Point::ALL_ON };
+    pub const DEFAULT: Profile = Profile { pre_filter: Point::ALL_ON, filter: Point::ALL_ON, in_process: false };
+
+    /// Who rejects the nodes the default plugins pass: the extender, or the in-process plugin.
+    pub fn engine_name(&self) -> &'static str {
+        if self.in_process {
+            IN_PROCESS_PLUGIN
+        } else {
+            "Extender"
+        }
+    }
 
     /// The Filter plugins that run, in `version`'s order.
     pub fn filters(&self, version: SchedulerVersion) -> Vec<Plugin> {
@@ -211,6 +228,12 @@ impl KubeSchedulerConfig {
                             return Err(parse(format!("{}: missing", at())));
                         };
                         let plugin = Plugin::named(name);
+                        if name == IN_PROCESS_PLUGIN {
+                            if targets[1] {
+                                profile.in_process = on;
+                            }
+                            continue;
+                        }
                         if on && plugin.is_none() && !PASSING_DEFAULTS.contains(&name) {
                             return Err(parse(format!(
                                 "{}: {name:?} is not one of kube-scheduler's default plugins, which explain plays",
@@ -296,6 +319,23 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    /// The in-process scheduler's configuration: the policy-only profile's default plugins, and the
+    /// engine named as its plugin rather than as the extender.
+    #[test]
+    fn the_in_process_configuration_runs_the_policy_only_filters_and_names_the_plugin() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let load = |file: &str| KubeSchedulerConfig::load(Some(&root.join(file))).unwrap();
+        let (in_process, policy_only) =
+            (load("config/scheduler-config-in-process.yaml"), load("config/scheduler-config-policy.yaml"));
+        let profile = in_process.profile_for(&ours()).unwrap();
+        let policy_profile = policy_only.profile_for(&ours()).unwrap();
+        for version in SchedulerVersion::ALL {
+            assert_eq!(profile.filters(version), policy_profile.filters(version), "{version}");
+            assert_eq!(profile.pre_filters(version), policy_profile.pre_filters(version), "{version}");
+        }
+        assert_eq!((profile.engine_name(), policy_profile.engine_name()), ("PredicateEngine", "Extender"));
     }
 
     #[test]

@@ -101,6 +101,38 @@ fn build(minor: &str) -> Result<Binaries, String> {
     Ok(Binaries { version: version.to_string(), dir })
 }
 
+/// The in-process kube-scheduler of a tested minor (`e2e/build.sh inprocess <minor>`: the
+/// PredicateEngine plugin linked to the engine, in the cargo profile PREDICATE_ENGINE_PROFILE names),
+/// built once per test process and minor; `None` (saying so) when Go is not installed and the run
+/// does not require it.
+pub fn in_process_scheduler(minor: &str, test: &str) -> Option<PathBuf> {
+    type Once = Arc<OnceLock<Result<PathBuf, String>>>;
+    static BUILT: OnceLock<Mutex<BTreeMap<String, Once>>> = OnceLock::new();
+    let once = BUILT.get_or_init(Default::default).lock().entry(minor.to_string()).or_default().clone();
+    let built = once
+        .get_or_init(|| {
+            go_installed("the in-process kube-scheduler is")?;
+            let script = crate::workspace_root().as_path().join("e2e/build.sh");
+            let out = Command::new("bash")
+                .arg(&script)
+                .args(["inprocess", minor])
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .map_err(|e| format!("{}: {e}", script.display()))?;
+            if !out.status.success() {
+                return Err(format!("{} inprocess {minor} failed ({})", script.display(), out.status));
+            }
+            let dir = String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().trim().to_string();
+            let path = PathBuf::from(dir).join("kube-scheduler");
+            if !path.is_file() {
+                return Err(format!("e2e/build.sh inprocess {minor} printed no directory with kube-scheduler"));
+            }
+            Ok(path)
+        })
+        .clone();
+    skip_without_go(built, &format!("{test} (the in-process kube-scheduler, Kubernetes {minor})"))
+}
+
 /// kube-scheduler v1.22.17's Policy oracle (`e2e/build.sh policy-oracle`), built once per test
 /// process; `None` (saying so) when Go is not installed and the run does not require it.
 pub fn policy_oracle(test: &str) -> Option<PathBuf> {

@@ -78,6 +78,20 @@ pub struct Options {
     /// Values set in kube-scheduler's configuration before `scheduler_config` runs, by dotted
     /// path (`extenders.0.nodeCacheCapable`, `percentageOfNodesToScore`).
     pub scheduler_settings: Vec<(String, Value)>,
+    /// The in-process kube-scheduler instead of kube-scheduler and the extender: its binary
+    /// (`binaries::in_process_scheduler`) runs the configuration with `extenders` replaced by the
+    /// PredicateEngine plugin (`scheduler_config::in_process`), after `scheduler_config`'s change.
+    /// `extender` must be false.
+    pub in_process: Option<InProcess>,
+}
+
+/// The in-process kube-scheduler of a cluster (`Options::in_process`).
+#[derive(Debug, Clone)]
+pub struct InProcess {
+    /// Its binary (e2e/build.sh inprocess).
+    pub binary: PathBuf,
+    /// The plugin's Policy file; `None`: the default plan.
+    pub policy: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -93,6 +107,7 @@ impl Default for Options {
             scheduler_config: None,
             extender_url: None,
             scheduler_settings: Vec::new(),
+            in_process: None,
         }
     }
 }
@@ -128,6 +143,8 @@ pub struct Cluster {
     /// Each replica's secure port (its /metrics and /debug/pprof, with the admin's token).
     pub scheduler_ports: Vec<u16>,
     pub scheduler_config: PathBuf,
+    /// The kube-scheduler binary its replicas run: the version's, or the in-process one.
+    pub scheduler_binary: PathBuf,
     pub controller_manager: Option<Process>,
     /// The audit log: who created each binding and deleted each pod.
     pub audit_log: PathBuf,
@@ -305,6 +322,14 @@ impl Cluster {
         let extender_addr = format!("127.0.0.1:{}", free_port());
         let extender_admin_addr = format!("127.0.0.1:{}", free_port());
         let scheduler_config = dir.join("scheduler-config.json");
+        assert!(
+            !(options.extender && options.in_process.is_some()),
+            "the in-process kube-scheduler runs without the extender (Options::extender false)"
+        );
+        let scheduler_binary = match &options.in_process {
+            Some(in_process) => in_process.binary.clone(),
+            None => binaries.path("kube-scheduler"),
+        };
         let mut cluster = Cluster {
             dir,
             keep_dir: Some(temp),
@@ -322,6 +347,7 @@ impl Cluster {
             schedulers: Vec::new(),
             scheduler_ports: Vec::new(),
             scheduler_config,
+            scheduler_binary,
             controller_manager: None,
             audit_log,
             http: reqwest::Client::new(),
@@ -342,6 +368,10 @@ impl Cluster {
         let adjusted = options.scheduler_settings.iter().fold(adjusted, |c, (path, value)| set_path(c, path, value));
         let adjusted = match options.scheduler_config {
             Some(change) => change(adjusted),
+            None => adjusted,
+        };
+        let adjusted = match &options.in_process {
+            Some(in_process) => scheduler_config::in_process(adjusted, in_process.policy.as_deref()),
             None => adjusted,
         };
         write(&cluster.scheduler_config, &adjusted.to_string());
@@ -474,7 +504,7 @@ impl Cluster {
         ];
         self.schedulers.push(Process::start(
             &format!("kube-scheduler-{index}"),
-            &self.binaries.path("kube-scheduler"),
+            &self.scheduler_binary,
             args,
             self.dir.join(format!("kube-scheduler-{index}.log")),
         ));

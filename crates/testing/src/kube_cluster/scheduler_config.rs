@@ -63,6 +63,38 @@ pub fn with_kube_scheduler_binding(mut config: Value) -> Value {
     config
 }
 
+/// `config` for the in-process kube-scheduler (docs/in-process.md): no `extenders`; the
+/// PredicateEngine plugin on at every extension point it implements (multiPoint: PreFilter, Filter,
+/// PreScore, Score with weight 1 as the extender's, Reserve), with `policy` as its Policy file.
+/// What `overlays/in-process` ships (`config/scheduler-config-in-process.yaml`, tests/scheduler_config.rs).
+pub fn in_process(mut config: Value, policy: Option<&Path>) -> Value {
+    let Some(object) = config.as_object_mut() else { panic!("kube-scheduler's configuration is not an object") };
+    object.remove("extenders");
+    let profile = &mut config["profiles"][0];
+    let enabled = &mut profile["plugins"]["multiPoint"]["enabled"];
+    if !enabled.is_array() {
+        *enabled = json!([]);
+    }
+    if let Some(list) = enabled.as_array_mut() {
+        list.push(json!({"name": IN_PROCESS_PLUGIN, "weight": 1}));
+    }
+    let args = match policy {
+        Some(path) => json!({"policy": path.display().to_string()}),
+        None => json!({}),
+    };
+    let plugin_config = &mut profile["pluginConfig"];
+    if !plugin_config.is_array() {
+        *plugin_config = json!([]);
+    }
+    if let Some(list) = plugin_config.as_array_mut() {
+        list.push(json!({"name": IN_PROCESS_PLUGIN, "args": args}));
+    }
+    config
+}
+
+/// The in-process kube-scheduler's plugin (e2e/kube/inprocess/plugin.go).
+pub const IN_PROCESS_PLUGIN: &str = "PredicateEngine";
+
 /// The shipped configuration for a test cluster.
 pub fn adjusted(shipped: &Value, kubeconfig: &Path, extender_url: &str) -> Value {
     let mut config = shipped.clone();

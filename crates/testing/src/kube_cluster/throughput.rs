@@ -37,6 +37,11 @@ pub enum Config {
     /// The shipped configuration without `bindVerb`: kube-scheduler binds the pods itself, and the
     /// extender learns each binding from its watch.
     KubeBinds,
+    /// The in-process kube-scheduler (docs/in-process.md): `alone`'s profile with the PredicateEngine
+    /// plugin in place of the extender, the engine linked into kube-scheduler.
+    InProcess,
+    /// `in-process` with the profile of `policy`: kube-scheduler's own plugins the Policy replaces off.
+    InProcessPolicy,
 }
 
 impl Config {
@@ -281,7 +286,8 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let config = args.config;
     let binaries = super::binaries::built(super::NEWEST).unwrap_or_else(|e| panic!("{e}"));
     let change: fn(Value) -> Value = match config {
-        Config::Alone => alone,
+        Config::Alone | Config::InProcess => alone,
+        Config::InProcessPolicy => policy_only,
         Config::Extender | Config::Null => raise_qps,
         Config::Policy => policy_only,
         Config::KubeBinds => kube_binds,
@@ -291,13 +297,20 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
         Some((_, url)) => Some(url.clone()),
         None => args.extender_url.clone(),
     };
-    let own_extender = config != Config::Alone && extender_url.is_none();
+    let in_process = matches!(config, Config::InProcess | Config::InProcessPolicy);
+    let own_extender = config != Config::Alone && !in_process && extender_url.is_none();
+    let in_process = in_process.then(|| super::InProcess {
+        binary: super::binaries::in_process_scheduler(super::NEWEST, "throughput")
+            .unwrap_or_else(|| panic!("the in-process kube-scheduler was not built")),
+        policy: None,
+    });
     let options = Options {
         extender: own_extender,
         extender_args: args.extender_args.clone(),
         scheduler_config: Some(change),
         scheduler_settings: args.scheduler_settings.clone(),
         extender_url,
+        in_process,
         controller_manager: args.workload.needs_controller_manager(),
         // The test clusters' API server serves no /debug/pprof; a profiled run needs it.
         apiserver_args: if args.profile.is_some() { vec!["--profiling=true".to_string()] } else { Vec::new() },
@@ -483,8 +496,8 @@ async fn apiserver_get_bytes(client: kube::Client, path: String) -> Vec<u8> {
 }
 
 /// Starts kube-scheduler's and kube-apiserver's CPU profiles (their `/debug/pprof/profile`) and,
-/// when `perf` is there, a `perf record` of the extender, all for `seconds`; the task ends when
-/// all are written.
+/// when `perf` is there, a `perf record` of the engine's process (the extender, or the in-process
+/// kube-scheduler), all for `seconds`; the task ends when all are written.
 fn start_profiles(
     cluster: &Cluster,
     dir: &std::path::Path,
@@ -494,8 +507,13 @@ fn start_profiles(
 ) -> tokio::task::JoinHandle<()> {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     let stem = dir.join(format!("{}-{round}", config.name()));
-    let perf = cluster.extender.as_ref().and_then(|e| e.pid()).and_then(|pid| {
-        let out = stem.with_extension("extender.perf");
+    // The engine's process: the extender, or kube-scheduler itself in-process.
+    let engine = match config {
+        Config::InProcess | Config::InProcessPolicy => cluster.schedulers.first().map(|s| (s, "kube-scheduler.perf")),
+        _ => cluster.extender.as_ref().map(|e| (e, "extender.perf")),
+    };
+    let perf = engine.and_then(|(p, name)| p.pid().map(|pid| (pid, name))).and_then(|(pid, name)| {
+        let out = stem.with_extension(name);
         std::process::Command::new("perf")
             .args(["record", "-q", "-F", "499", "-g", "-p", &pid.to_string(), "-o"])
             .arg(&out)
