@@ -144,6 +144,8 @@ async fn main() {
             let top: Vec<String> =
                 r.split.apiserver_requests.iter().take(8).map(|(s, n)| format!("{s} {n:.2}")).collect();
             eprintln!("  {config:?} {round}: API server requests per pod: {}", top.join("; "));
+            let rss: Vec<String> = r.split.peak_rss_mib.iter().map(|(n, mib)| format!("{n} {mib:.0}")).collect();
+            eprintln!("  {config:?} {round}: peak resident MiB: {}", rss.join(", "));
             if !r.split.extender_rejections.is_empty() {
                 let rejected: Vec<String> =
                     r.split.extender_rejections.iter().map(|(p, n)| format!("{p} {n:.1}")).collect();

@@ -760,6 +760,11 @@ async fn in_process_preemption_spares_the_node_the_engine_rejects_and_honours_th
     .await;
     assert_eq!(victims.len(), 1, "one 1.5-cpu victim frees enough for 2 cpu: {victims:?}");
     assert!(victims.iter().all(|v| v.starts_with("n1-victim-")), "{victims:?}");
+    // kube-scheduler's cache must have the victim terminating before the probes' bindings retry the
+    // preemptor: a retry that finds the victim not yet terminating (kube-scheduler's own informer
+    // lagging the API by a few milliseconds) preempts a second victim, as kube-scheduler does with
+    // any Filter plugin. A second is far more than that lag.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
 
     // The victim terminates (30 s grace, no kubelet): the preemptor is only nominated. Below the
     // preemptor's priority, 3 + 2 + 0.5 > 4 (it stays Pending); above it, 3 + 0.5 <= 4.

@@ -10,7 +10,8 @@
 //! ConfigMap reaches the extender without a restart, the leader's deletion hands the Lease over,
 //! and the metrics are scraped through the pod's admin port as the shipped PodMonitor says. Then
 //! the Helm chart replaces the kustomize deployment and is put through failover and upgrades
-//! under a stream of pods (chart_under_load.rs).
+//! under a stream of pods (chart_under_load.rs), after the same Deployment has been switched to
+//! the in-process overlay and run there (in_process.rs).
 //!
 //! Needs root, Go and Debian's containerd, runc and CNI plugins (`e2e/node-packages.sh` installs
 //! them; `.ci/run` runs it). Without them it says SKIPPED on the terminal and passes, except under
@@ -18,6 +19,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test: a panic is how it fails
 
 mod chart_under_load;
+mod in_process;
 
 use predicate_extender_testing::kube_cluster;
 
@@ -109,7 +111,9 @@ fn images(binaries: &Binaries, dir: &Path, version: &str) -> Vec<PathBuf> {
     );
     let pause = dir.join("pause.oci.tar");
     build_image("pause", None, PAUSE_IMAGE, &pause);
-    vec![pause, extender, scheduler]
+    let mut archives = vec![pause, extender, scheduler];
+    archives.extend(in_process::image(dir));
+    archives
 }
 
 fn kubectl(binaries: &Binaries, cluster: &Cluster, args: &[&str]) -> String {
@@ -325,7 +329,15 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     let _default_scheduler = node::default_scheduler(&cluster);
     let extender_ref = format!("{EXTENDER_IMAGE}:{EXTENDER_TAG}");
     let scheduler_ref = format!("{SCHEDULER_IMAGE}:{version}");
-    node.start(&cluster, &binaries, &archives, &[&extender_ref, &scheduler_ref, PAUSE_IMAGE], PAUSE_IMAGE).await;
+    let in_process_ref = format!("{}:{}", in_process::IN_PROCESS_IMAGE, in_process::IN_PROCESS_TAG);
+    node.start(
+        &cluster,
+        &binaries,
+        &archives,
+        &[&extender_ref, &scheduler_ref, PAUSE_IMAGE, &in_process_ref],
+        PAUSE_IMAGE,
+    )
+    .await;
 
     apply_manifests(&binaries, &cluster, &scheduler_ref);
     let leader = deployment_comes_up(&cluster, &node).await;
@@ -333,6 +345,9 @@ async fn the_shipped_manifests_run_on_a_real_kubelet() {
     killed_extender_comes_back(&cluster, &node, &leader).await;
     edited_policy_is_followed(&cluster, &leader).await;
     leader_deletion_hands_over(&cluster, &leader).await;
+    node_has_no_pressure(&cluster).await;
+    // The same Deployment switched to the engine inside kube-scheduler (in_process.rs).
+    in_process::the_in_process_overlay_runs_on_a_real_kubelet(&binaries, &cluster, &node).await;
     node_has_no_pressure(&cluster).await;
     // The chart in its place, under a stream of pods (chart_under_load.rs).
     chart_under_load::the_chart_under_a_stream_of_pods(&binaries, &cluster, &node, &cluster.dir.join("overlay")).await;

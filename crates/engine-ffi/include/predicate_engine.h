@@ -8,7 +8,8 @@
  *   them has returned; a cycle before its engine. NULL handles are refused with an error.
  * - Every function but the frees may be called from many threads at once.
  * - pe_out is a caller-owned buffer: at most `cap` bytes are written (cut at a UTF-8 character
- *   boundary) and `len` set to what was written. A NULL pe_out means no message is wanted.
+ *   boundary) and `len` set to what was written. A NULL pe_out means no message is wanted. A
+ *   pe_out, like pe_score's `scores`, belongs to one call at a time and overlaps no input.
  * - No Rust panic crosses the boundary: it comes back as PE_ERROR with its message.
  */
 #ifndef PREDICATE_ENGINE_H

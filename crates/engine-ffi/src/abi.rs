@@ -9,7 +9,8 @@
 //!   cycle is freed before its engine. Null handles are refused with an error.
 //! - Every function but the two frees may be called from many threads at once.
 //! - `pe_out` is a caller-owned buffer: at most `cap` bytes are written (cut at a character
-//!   boundary) and `len` set to what was written. A null `pe_out` means "no message wanted".
+//!   boundary) and `len` set to what was written. A null `pe_out` means "no message wanted". A
+//!   `pe_out`, like `pe_score`'s `scores`, belongs to one call at a time and overlaps no input.
 //! - No Rust panic crosses the boundary: each function catches it and returns an error.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

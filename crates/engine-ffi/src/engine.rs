@@ -22,9 +22,11 @@ use predicate_engine::framework::{MissingState, Reason};
 use predicate_engine::policy::{self, Overrides, Plan};
 
 /// How long a pod placed by Reserve counts on its node without the informer confirming the
-/// binding: kube-scheduler's own assume has no expiry once bound; this is the bound on a binding
-/// that never shows (the API server refused it after Reserve, and Unreserve was not called).
-const ASSUME_TTL: Duration = Duration::from_secs(30);
+/// binding. kube-scheduler's own cache never expires an assumed pod: a binding that fails calls
+/// Unreserve, and one that succeeds is confirmed by the informer, however long Permit and PreBind
+/// (volume binding waits up to ten minutes) take. So does the engine's model; the hour only bounds
+/// what an assumption lost both ways would hold.
+const ASSUME_TTL: Duration = Duration::from_secs(3600);
 
 /// The settings the plugin passes when it starts (JSON, from its plugin args).
 #[derive(Debug, Default, Deserialize)]
@@ -170,7 +172,7 @@ impl InProcess {
     }
 
     /// Reserve: the cycle's pod counts on `node` at once, until the informer reports it bound
-    /// (or Unreserve, or the time-to-live).
+    /// or Unreserve forgets it.
     pub fn reserve(&self, cycle: &Cycle, node: &str) {
         self.writer.assume(cycle.prepared.pod.pod.clone(), node, ASSUME_TTL);
     }
@@ -246,6 +248,14 @@ impl Cycle {
             .unwrap_or_else(|_| vec![0; nodes.len()])
     }
 }
+
+// The plugin calls an engine and its cycles from many goroutines at once (Filter runs on
+// kube-scheduler's parallel workers): both must be shareable across threads.
+const _: () = {
+    const fn shareable<T: Send + Sync>() {}
+    shareable::<InProcess>();
+    shareable::<Cycle>();
+};
 
 /// The verdict of a node's reasons: resolvable by preemption or not, as `/filter` splits them.
 fn verdict(reasons: Result<Vec<Reason>, MissingState>) -> NodeVerdict {

@@ -385,3 +385,50 @@ fn filter_adjusted_sees_the_node_as_preemption_and_the_double_pass_change_it() {
     unsafe { pe_cycle_free(c) };
     unsafe { pe_engine_free(engine) };
 }
+
+/// Raw pointers that the test hands to its threads: the ABI says an engine and a cycle serve many
+/// threads at once.
+#[derive(Clone, Copy)]
+struct Shared(*mut PeEngine, *mut PeCycle);
+unsafe impl Send for Shared {}
+
+impl Shared {
+    /// Taken whole (a closure naming the fields would capture the bare pointers).
+    fn parts(self) -> (*mut PeEngine, *mut PeCycle) {
+        (self.0, self.1)
+    }
+}
+
+#[test]
+fn one_cycle_serves_many_threads_while_the_informers_write_the_model() {
+    let engine = cluster();
+    let p = pod("p", "1", "1500m", "");
+    let (c, _, _) = cycle(engine, "p", "1", Some(&p));
+    let shared = Shared(engine, c);
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let (engine, c) = shared.parts();
+                for i in 0..500 {
+                    if t == 0 {
+                        // An informer writing pods meanwhile: the cycle keeps the snapshot it began with.
+                        assert_eq!(upsert(engine, 1, &pod(&format!("w-{i}"), "1", "100m", "a")), PE_OK);
+                    }
+                    assert_eq!(filter(c, "a"), (PE_FITS, String::new()));
+                    assert_eq!(filter(c, "c"), (PE_UNSCHEDULABLE, "Insufficient cpu".to_string()));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    unsafe { pe_cycle_free(c) };
+    // A new cycle sees the 500 pods the informer wrote (50 cpu on a 2-cpu node).
+    let (c, _, _) = cycle(engine, "p", "1", None);
+    assert!(c.is_null(), "the model has no `p` at version 1: it was never upserted");
+    let (c, _, _) = cycle(engine, "p", "1", Some(&p));
+    assert_eq!(filter(c, "a").0, PE_UNSCHEDULABLE);
+    unsafe { pe_cycle_free(c) };
+    unsafe { pe_engine_free(engine) };
+}

@@ -109,6 +109,10 @@ func newEngine(config []byte) (*engine, error) {
 	return &engine{p: p}, nil
 }
 
+// free frees the engine (when the plugin could not be made; a running engine lives as long as
+// kube-scheduler).
+func (e *engine) free() { C.pe_engine_free(e.p) }
+
 // tick expires unconfirmed assumptions and reads the Policy again: whether a new one is in force.
 func (e *engine) tick() (bool, error) {
 	o := getOut()
@@ -173,12 +177,12 @@ func (e *engine) cycle(namespace, name, resourceVersion string, pod []byte) (*en
 	runtime.KeepAlive(name)
 	runtime.KeepAlive(resourceVersion)
 	runtime.KeepAlive(pod)
-	switch status {
-	case C.PE_OK:
+	switch {
+	case status == C.PE_OK && p != nil:
 		c := &engineCycle{p: p, engine: e}
 		runtime.AddCleanup(c, func(p *C.pe_cycle) { C.pe_cycle_free(p) }, p)
 		return c, nil
-	case C.PE_NEED_POD:
+	case status == C.PE_NEED_POD:
 		return nil, errNeedPod
 	default:
 		return nil, errors.New(o.String())

@@ -16,6 +16,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/version"
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -31,7 +32,8 @@ type Args struct {
 	// Policy is the Policy file (the extender's --policy); empty: the default plan. Read again
 	// every two seconds, a change put in force when it loads.
 	Policy string `json:"policy,omitempty"`
-	// Parallelism: threads scoring the feasible nodes (0: one per core).
+	// Parallelism: threads scoring the feasible nodes; 0 or 1 scores on kube-scheduler's own
+	// thread, which waits for the scores anyway.
 	Parallelism int `json:"parallelism,omitempty"`
 }
 
@@ -39,6 +41,9 @@ type Args struct {
 type Plugin struct {
 	engine *engine
 	handle fwk.Handle
+	// synced: every informer handler of the engine's model has delivered its initial list.
+	synced  func() bool
+	waiting sync.Once
 	// podsPassed counts the cycles whose pod the informer had not delivered yet (passed as JSON).
 	podsPassed atomic.Uint64
 	rejected   rejectedPods
@@ -51,6 +56,7 @@ var (
 	_ fwk.ScoreExtensions     = (*Plugin)(nil)
 	_ fwk.ReservePlugin       = (*Plugin)(nil)
 	_ fwk.PreFilterExtensions = (*Plugin)(nil)
+	_ fwk.EnqueueExtensions   = (*Plugin)(nil)
 )
 
 // decodeArgs reads the plugin's args strictly: a misspelt field is an error, not a default.
@@ -94,10 +100,14 @@ func New(ctx context.Context, obj runtime.Object, handle fwk.Handle) (fwk.Plugin
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	p := &Plugin{engine: e, handle: handle, rejected: rejectedPods{pods: map[types.UID]*v1.Pod{}}}
-	if err := feed(e, handle.SharedInformerFactory(), p.retryRejected); err != nil {
+	synced, err := feed(e, handle.SharedInformerFactory(), p.rejected.modelChanged)
+	if err != nil {
+		e.free()
 		return nil, err
 	}
+	p.synced = synced
 	go p.housekeeping(ctx)
+	go p.retryRejected(ctx)
 	klog.InfoS("The predicate engine is in the scheduling cycle", "plugin", Name, "policy", args.Policy)
 	return p, nil
 }
@@ -109,10 +119,12 @@ func nilIfEmpty(s string) any {
 	return s
 }
 
-// housekeeping reads the Policy again and ends unconfirmed assumptions every two seconds.
+// housekeeping reads the Policy again and ends lost assumptions every two seconds, and logs (at
+// -v=2) how many cycles had to be passed their pod.
 func (p *Plugin) housekeeping(ctx context.Context) {
 	ticker := time.NewTicker(2 * time.Second)
 	defer ticker.Stop()
+	var passed uint64
 	for {
 		select {
 		case <-ctx.Done():
@@ -123,6 +135,10 @@ func (p *Plugin) housekeeping(ctx context.Context) {
 				klog.ErrorS(err, "The Policy changed and does not load; the previous one stays in force", "plugin", Name)
 			} else if reloaded {
 				klog.InfoS("New Policy in force", "plugin", Name)
+			}
+			if now := p.podsPassed.Load(); now != passed {
+				passed = now
+				klog.V(2).InfoS("Cycles whose pod the engine's informer had not delivered yet", "plugin", Name, "total", now)
 			}
 		}
 	}
@@ -156,7 +172,16 @@ func (s *cycleState) Clone() fwk.StateData {
 
 // PreFilter prepares the pod once: from the engine's model by key and resourceVersion, or (when
 // the informer has not delivered this version yet) from the pod itself.
-func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (p *Plugin) PreFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	// kube-scheduler waits for its own informers' handlers before the first cycle, not for this
+	// plugin's: the first cycle waits for the engine's model to have every initial list, as the
+	// extender's /readyz waits for its watches.
+	if !p.synced() {
+		p.waiting.Do(func() { klog.InfoS("Waiting for the engine's model to sync", "plugin", Name) })
+		if !cache.WaitForCacheSync(ctx.Done(), p.synced) {
+			return nil, fwk.AsStatus(fmt.Errorf("%s: the engine's model has not synced", Name))
+		}
+	}
 	c, err := p.engine.cycle(pod.Namespace, pod.Name, pod.ResourceVersion, nil)
 	if err == errNeedPod {
 		p.podsPassed.Add(1)
@@ -170,6 +195,37 @@ func (p *Plugin) PreFilter(_ context.Context, state fwk.CycleState, pod *v1.Pod,
 	}
 	state.Write(stateKey, &cycleState{cycle: c, pod: pod, rejected: new(atomic.Bool)})
 	return nil, nil
+}
+
+// EventsToRegister says which cluster events can let a pod the engine rejected fit, so that
+// kube-scheduler retries it on those only, after its backoff, as it does for its own plugins: an
+// assigned pod deleted, added (another's affinity), relabelled or scaled down; a node added or
+// changed in what the predicates read; the volume objects. Without it every event would retry the
+// pod, a victim's deletionTimestamp too, which can start a second preemption before the first one's
+// nomination is in place.
+func (p *Plugin) EventsToRegister(_ context.Context) ([]fwk.ClusterEventWithHint, error) {
+	return []fwk.ClusterEventWithHint{
+		{
+			Event:          fwk.ClusterEvent{Resource: fwk.Pod, ActionType: fwk.Add | fwk.Delete | fwk.UpdatePodLabel | fwk.UpdatePodScaleDown},
+			QueueingHintFn: assignedPodOnly,
+		},
+		{Event: fwk.ClusterEvent{Resource: fwk.Node, ActionType: fwk.Add | fwk.UpdateNodeAllocatable | fwk.UpdateNodeLabel | fwk.UpdateNodeTaint | fwk.UpdateNodeCondition}},
+		{Event: fwk.ClusterEvent{Resource: fwk.PersistentVolume, ActionType: fwk.Add | fwk.Update}},
+		{Event: fwk.ClusterEvent{Resource: fwk.PersistentVolumeClaim, ActionType: fwk.Add | fwk.Update}},
+		{Event: fwk.ClusterEvent{Resource: fwk.StorageClass, ActionType: fwk.Add | fwk.Update}},
+		{Event: fwk.ClusterEvent{Resource: fwk.CSINode, ActionType: fwk.Add | fwk.Update}},
+	}, nil
+}
+
+// assignedPodOnly queues the rejected pod for events of pods on a node (the only ones the engine
+// counts), and skips those of pods waiting to be scheduled.
+func assignedPodOnly(_ klog.Logger, _ *v1.Pod, oldObj, newObj any) (fwk.QueueingHint, error) {
+	for _, obj := range []any{newObj, oldObj} {
+		if pod, ok := obj.(*v1.Pod); ok && pod.Spec.NodeName != "" {
+			return fwk.Queue, nil
+		}
+	}
+	return fwk.QueueSkip, nil
 }
 
 // PreFilterExtensions: the framework tells the plugin of the pods it adds to or removes from a node
@@ -322,16 +378,21 @@ func (p *Plugin) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 // moves a pod rejected by a plugin without queueing hints back to its active queue on any cluster
 // event, but it may do so before this plugin's own informer handler has put the same event into
 // the engine's model (each handler has its own goroutine): the retry then meets the model of
-// before the event, and nothing wakes the pod again until the queue's periodic flush. So after
-// every change to the model that can make room (a pod deleted or placed elsewhere, a node added or
-// changed), the handler activates these pods once more.
+// before the event, and nothing wakes the pod again until the queue's periodic flush. So after a
+// change to the model that can make room (modelChanged: a pod deleted, finished, relabelled or
+// bound; a node added or changed), these pods are activated once more, at most every
+// retryInterval, and forgotten: a pod rejected again is remembered again by its next Filter.
 type rejectedPods struct {
-	mu   sync.Mutex
-	pods map[types.UID]*v1.Pod
+	mu      sync.Mutex
+	pods    map[types.UID]*v1.Pod
+	changed bool
 }
 
-// rejectedLimit bounds the pods remembered: past it, the oldest are only retried by kube-scheduler's
-// own events and flush.
+// retryInterval coalesces the model's changes into one activation.
+const retryInterval = 250 * time.Millisecond
+
+// rejectedLimit bounds the pods remembered between two activations: past it, new ones are left to
+// kube-scheduler's own events and flush.
 const rejectedLimit = 10000
 
 func (r *rejectedPods) add(pod *v1.Pod) {
@@ -348,21 +409,44 @@ func (r *rejectedPods) remove(uid types.UID) {
 	delete(r.pods, uid)
 }
 
-// retryRejected activates the remembered pods (after a model change that can make room), and
-// forgets a pod that is gone or bound.
-func (p *Plugin) retryRejected(gone *v1.Pod) {
-	p.rejected.mu.Lock()
+// modelChanged notes a change that can make room, and forgets a pod that is gone or bound.
+func (r *rejectedPods) modelChanged(gone *v1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if gone != nil {
-		delete(p.rejected.pods, gone.UID)
+		delete(r.pods, gone.UID)
 	}
-	if len(p.rejected.pods) == 0 {
-		p.rejected.mu.Unlock()
-		return
+	r.changed = true
+}
+
+// take returns the remembered pods and forgets them, when the model changed since the last take.
+func (r *rejectedPods) take() map[string]*v1.Pod {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.changed || len(r.pods) == 0 {
+		return nil
 	}
-	pods := make(map[string]*v1.Pod, len(p.rejected.pods))
-	for _, pod := range p.rejected.pods {
+	r.changed = false
+	pods := make(map[string]*v1.Pod, len(r.pods))
+	for uid, pod := range r.pods {
 		pods[pod.Namespace+"/"+pod.Name] = pod
+		delete(r.pods, uid)
 	}
-	p.rejected.mu.Unlock()
-	p.handle.Activate(klog.Background(), pods)
+	return pods
+}
+
+// retryRejected activates the rejected pods after the model changed, every retryInterval at most.
+func (p *Plugin) retryRejected(ctx context.Context) {
+	ticker := time.NewTicker(retryInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			if pods := p.rejected.take(); pods != nil {
+				p.handle.Activate(klog.FromContext(ctx), pods)
+			}
+		}
+	}
 }

@@ -110,6 +110,14 @@ impl Process {
         self.child.as_ref().map(Child::id)
     }
 
+    /// The process's peak resident memory so far (`VmHWM`), in MiB.
+    pub fn peak_rss_mib(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        let kib: f64 =
+            status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?.trim().strip_suffix("kB")?.trim().parse().ok()?;
+        Some(kib / 1024.0)
+    }
+
     /// CPU time (user and system) it has used so far.
     pub fn cpu_seconds(&self) -> Option<f64> {
         cpu_seconds(&format!("/proc/{}/stat", self.pid()?))

@@ -65,7 +65,7 @@ pub fn with_kube_scheduler_binding(mut config: Value) -> Value {
 
 /// `config` for the in-process kube-scheduler (docs/in-process.md): no `extenders`; the
 /// PredicateEngine plugin on at every extension point it implements (multiPoint: PreFilter, Filter,
-/// PreScore, Score with weight 1 as the extender's, Reserve), with `policy` as its Policy file.
+/// Score and NormalizeScore with weight 1 as the extender's, Reserve), with `policy` as its Policy file.
 /// What `overlays/in-process` ships (`config/scheduler-config-in-process.yaml`, tests/scheduler_config.rs).
 pub fn in_process(mut config: Value, policy: Option<&Path>) -> Value {
     let Some(object) = config.as_object_mut() else { panic!("kube-scheduler's configuration is not an object") };

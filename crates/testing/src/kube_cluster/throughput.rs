@@ -235,6 +235,8 @@ pub struct Split {
     /// Nodes the extender's /filter answers failed per measured pod, by predicate, most first:
     /// the `FailedNodes` reasons kube-scheduler decodes.
     pub extender_rejections: Vec<(String, f64)>,
+    /// Each process's peak resident memory at the run's end (`VmHWM`), MiB.
+    pub peak_rss_mib: Vec<(String, f64)>,
 }
 
 /// How long the harness watches the idle cluster before the measured pods, to learn each
@@ -471,7 +473,9 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     .into_iter()
     .map(|(series, count)| (series, count / pods))
     .collect();
+    let peak_rss_mib = cluster.processes().iter().filter_map(|p| Some((p.name.clone(), p.peak_rss_mib()?))).collect();
     let split = Split {
+        peak_rss_mib,
         extender_rejections,
         cpu_ms_per_pod,
         attempt_ms: mean_between(&sli_before, &sli_after, "scheduler_scheduling_attempt_duration_seconds", &[])
