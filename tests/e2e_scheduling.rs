@@ -507,6 +507,49 @@ async fn batch(minor: &str, name: &str, scheduler_config: Option<fn(Value) -> Va
     assert_eq!((candidates("Nodes"), candidates("unknown")), (0.0, 0.0), "{metrics}");
 }
 
+/// The preemption tests' cluster: `n1` and `cheap` (its network unavailable, which only the classic
+/// predicates read), each full with two 1.5-cpu pods (n1's of priority `low` with 30 s to
+/// terminate, and no kubelet to finish them: the window in which the preemptor is only
+/// nominated; cheap's of `lowest`, kube-scheduler's own choice), and a 2-cpu preemptor of `high`.
+/// Returns the node the preemptor is nominated to.
+async fn preemption_scene(cluster: &Cluster) -> String {
+    namespace(cluster).await;
+    let c = &cluster.client;
+    for (name, value) in [("lowest", 10), ("low", 100), ("medium", 500), ("high", 1000), ("highest", 2000)] {
+        create(c, priority_class(name, value)).await;
+    }
+    create(c, node("n1", "zone-a", "4", "16Gi")).await;
+    create(c, condition(node("cheap", "zone-a", "4", "16Gi"), "NetworkUnavailable", "True")).await;
+    for i in 0..2 {
+        create(c, running(&format!("n1-victim-{i}"), "n1", "1500m", "low", 30)).await;
+        create(c, running(&format!("cheap-victim-{i}"), "cheap", "1500m", "lowest", 0)).await;
+    }
+    create(c, with_spec(pod(NS, "preemptor", "2"), json!({"priorityClassName": "high"}))).await;
+    eventually("the preemptor nominated", DEADLINE, || async {
+        let p = pods(cluster).get("preemptor").await.ok()?;
+        p.status?.nominated_node_name.filter(|n| !n.is_empty())
+    })
+    .await
+}
+
+/// The pods kube-scheduler has deleted (preemption's victims), from the audit log, once there is
+/// one.
+async fn victims_deleted(cluster: &Cluster) -> BTreeSet<String> {
+    eventually("kube-scheduler deleted a victim", DEADLINE, || async {
+        let deleted: BTreeSet<String> = cluster
+            .audit_events()
+            .into_iter()
+            .filter(|e| {
+                e["stage"] == "ResponseComplete" && e["verb"] == "delete" && e["objectRef"]["resource"] == "pods"
+            })
+            .filter(|e| e["userAgent"].as_str().unwrap_or_default().starts_with(bindings::KUBE_SCHEDULER))
+            .map(|e| e["objectRef"]["name"].as_str().unwrap_or_default().to_string())
+            .collect();
+        (!deleted.is_empty()).then_some(deleted)
+    })
+    .await
+}
+
 fn priority_class(name: &str, value: i64) -> Value {
     json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value})
 }
@@ -638,47 +681,13 @@ predicate_extender_testing::on_each_minor!(
 /// is gone the preemptor is bound to n1 by the extender.
 async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reaches_its_double_pass(minor: &str) {
     let Some(cluster) = Cluster::start_on(minor, "preemption", Options::default()).await else { return };
-    namespace(&cluster).await;
-    let c = &cluster.client;
-    for (name, value) in [("lowest", 10), ("low", 100), ("medium", 500), ("high", 1000), ("highest", 2000)] {
-        create(c, priority_class(name, value)).await;
-    }
-    create(c, node("n1", "zone-a", "4", "16Gi")).await;
-    create(c, condition(node("cheap", "zone-a", "4", "16Gi"), "NetworkUnavailable", "True")).await;
-    // Each node full: two 1.5-cpu pods. n1's can take a while to terminate (30 s grace, and no
-    // kubelet to finish it): the window in which the preemptor is only nominated.
-    for i in 0..2 {
-        create(c, running(&format!("n1-victim-{i}"), "n1", "1500m", "low", 30)).await;
-        create(c, running(&format!("cheap-victim-{i}"), "cheap", "1500m", "lowest", 0)).await;
-    }
-    create(c, with_spec(pod(NS, "preemptor", "2"), json!({"priorityClassName": "high"}))).await;
-
-    let nominated = eventually("the preemptor nominated", DEADLINE, || async {
-        let p = pods(&cluster).get("preemptor").await.ok()?;
-        p.status?.nominated_node_name.filter(|n| !n.is_empty())
-    })
-    .await;
+    let nominated = preemption_scene(&cluster).await;
     assert_eq!(nominated, "n1", "the extender's /preempt dropped `cheap`");
     assert!(
         cluster.extender_metric("predicate_extender_http_requests_total", &["verb=\"preempt\"", "code=\"200\""]).await
             >= 1.0
     );
-    let preempt_deleted = || {
-        cluster
-            .audit_events()
-            .into_iter()
-            .filter(|e| {
-                e["stage"] == "ResponseComplete" && e["verb"] == "delete" && e["objectRef"]["resource"] == "pods"
-            })
-            .filter(|e| e["userAgent"].as_str().unwrap_or_default().starts_with("kube-scheduler/"))
-            .map(|e| e["objectRef"]["name"].as_str().unwrap_or_default().to_string())
-            .collect::<BTreeSet<String>>()
-    };
-    let victims = eventually("kube-scheduler deleted a victim", DEADLINE, || async {
-        let deleted = preempt_deleted();
-        (!deleted.is_empty()).then_some(deleted)
-    })
-    .await;
+    let victims = victims_deleted(&cluster).await;
     assert!(
         victims.iter().all(|v| v.starts_with("n1-victim-")),
         "victims outside what the extender returned: {victims:?}"
@@ -701,7 +710,7 @@ async fn preemption_takes_victims_the_extender_returned_and_the_nomination_reach
 
     // The victim goes (nothing runs kubelet to finish its grace period); the preemptor follows.
     for victim in &victims {
-        delete_pod_now(c, NS, victim).await;
+        delete_pod_now(&cluster.client, NS, victim).await;
     }
     assert_eq!(wait_bound(&cluster, "preemptor").await, "n1");
     // The victims were created bound; the preemptor is the one binding.
@@ -724,40 +733,10 @@ predicate_extender_testing::on_each_minor!(
 /// higher-priority one (bound to `n1`); once the victim is gone the preemptor is bound there.
 async fn in_process_preemption_spares_the_node_the_engine_rejects_and_honours_the_nomination(minor: &str) {
     let Some(cluster) = start(minor, "preemption", Mode::InProcess, Options::default(), None).await else { return };
-    namespace(&cluster).await;
+    let nominated = preemption_scene(&cluster).await;
     let c = &cluster.client;
-    for (name, value) in [("lowest", 10), ("low", 100), ("high", 1000), ("highest", 2000)] {
-        create(c, priority_class(name, value)).await;
-    }
-    create(c, node("n1", "zone-a", "4", "16Gi")).await;
-    create(c, condition(node("cheap", "zone-a", "4", "16Gi"), "NetworkUnavailable", "True")).await;
-    for i in 0..2 {
-        create(c, running(&format!("n1-victim-{i}"), "n1", "1500m", "low", 30)).await;
-        create(c, running(&format!("cheap-victim-{i}"), "cheap", "1500m", "lowest", 0)).await;
-    }
-    create(c, with_spec(pod(NS, "preemptor", "2"), json!({"priorityClassName": "high"}))).await;
-    let nominated = eventually("the preemptor nominated", DEADLINE, || async {
-        let p = pods(&cluster).get("preemptor").await.ok()?;
-        p.status?.nominated_node_name.filter(|n| !n.is_empty())
-    })
-    .await;
     assert_eq!(nominated, "n1", "the engine rejects `cheap`, which preemption must not pick");
-    let deleted = || {
-        cluster
-            .audit_events()
-            .into_iter()
-            .filter(|e| {
-                e["stage"] == "ResponseComplete" && e["verb"] == "delete" && e["objectRef"]["resource"] == "pods"
-            })
-            .filter(|e| e["userAgent"].as_str().unwrap_or_default().starts_with("kube-scheduler/"))
-            .map(|e| e["objectRef"]["name"].as_str().unwrap_or_default().to_string())
-            .collect::<BTreeSet<String>>()
-    };
-    let victims = eventually("kube-scheduler deleted a victim", DEADLINE, || async {
-        let d = deleted();
-        (!d.is_empty()).then_some(d)
-    })
-    .await;
+    let victims = victims_deleted(&cluster).await;
     assert_eq!(victims.len(), 1, "one 1.5-cpu victim frees enough for 2 cpu: {victims:?}");
     assert!(victims.iter().all(|v| v.starts_with("n1-victim-")), "{victims:?}");
     // kube-scheduler's cache must have the victim terminating before the probes' bindings retry the

@@ -165,26 +165,25 @@ fn the_chart_renders_the_objects_kustomize_renders_from_manifests() {
     }
 }
 
+/// The chart with `--set <set>` renders the Deployment `kubectl kustomize <overlay>` does.
+fn assert_switch_renders_overlay(set: &str, overlay: &str) {
+    let Some(helm) = Helm::new(TEST) else { return };
+    let Some(rendered) = kustomize(overlay) else { return };
+    let chart = normalized_all(render(&helm, NAMESPACE, &["--set", set]));
+    let rendered = normalized_all(rendered);
+    let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
+    let differ = differences(&chart[&k], &rendered[&k]);
+    assert!(differ.is_empty(), "the chart (left) and {overlay} (right) differ in {k} at {differ:?}");
+}
+
 #[test]
 fn the_policy_only_switch_renders_the_policy_only_overlay() {
-    let Some(helm) = Helm::new(TEST) else { return };
-    let Some(overlay) = kustomize("overlays/policy-only") else { return };
-    let chart = normalized_all(render(&helm, NAMESPACE, &["--set", "policyOnly=true"]));
-    let overlay = normalized_all(overlay);
-    let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
-    let differ = differences(&chart[&k], &overlay[&k]);
-    assert!(differ.is_empty(), "the chart (left) and overlays/policy-only (right) differ in {k} at {differ:?}");
+    assert_switch_renders_overlay("policyOnly=true", "overlays/policy-only");
 }
 
 #[test]
 fn the_in_process_switch_renders_the_in_process_overlay() {
-    let Some(helm) = Helm::new(TEST) else { return };
-    let Some(overlay) = kustomize("overlays/in-process") else { return };
-    let chart = normalized_all(render(&helm, NAMESPACE, &["--set", "inProcess.enabled=true"]));
-    let overlay = normalized_all(overlay);
-    let k = format!("Deployment/{NAMESPACE}/predicate-scheduler");
-    let differ = differences(&chart[&k], &overlay[&k]);
-    assert!(differ.is_empty(), "the chart (left) and overlays/in-process (right) differ in {k} at {differ:?}");
+    assert_switch_renders_overlay("inProcess.enabled=true", "overlays/in-process");
 }
 
 /// overlays/in-process changes the Deployment only, and in it only what the engine's move into

@@ -20,20 +20,7 @@ const SEEDS: std::ops::Range<u64> = 1..501;
 const POLICY: &str = r#"{"kind":"Policy","apiVersion":"v1","alwaysCheckAllPredicates":true}"#;
 
 fn kind(name: &str) -> Option<ObjectKind> {
-    Some(match name {
-        "Node" => ObjectKind::Node,
-        "Pod" => ObjectKind::Pod,
-        "Namespace" => ObjectKind::Namespace,
-        "Service" => ObjectKind::Service,
-        "PersistentVolume" => ObjectKind::PersistentVolume,
-        "PersistentVolumeClaim" => ObjectKind::PersistentVolumeClaim,
-        "StorageClass" => ObjectKind::StorageClass,
-        "CSINode" => ObjectKind::CSINode,
-        "ReplicaSet" => ObjectKind::ReplicaSet,
-        "ReplicationController" => ObjectKind::ReplicationController,
-        "StatefulSet" => ObjectKind::StatefulSet,
-        _ => return None,
-    })
+    ObjectKind::ALL.into_iter().find(|k| k.kind_name() == name)
 }
 
 predicate_extender_testing::on_each_minor!(

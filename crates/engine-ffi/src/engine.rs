@@ -11,10 +11,10 @@ use parking_lot::Mutex;
 use serde::Deserialize;
 
 use predicate_engine::cluster::model_writer::{Change, ModelWriter};
-use predicate_engine::cluster::objects::{Node, Pod};
-use predicate_engine::cluster::source::kinds::ModelKind;
+use predicate_engine::cluster::objects::Pod;
+use predicate_engine::cluster::source::decode_json_object;
 use predicate_engine::cluster::PodInfo;
-use predicate_engine::cluster::{ClusterObject, ClusterStore, ObjectKind, SchedulerVersion, Snapshot};
+use predicate_engine::cluster::{ClusterStore, ObjectKind, SchedulerVersion, Snapshot};
 use predicate_engine::engine::fits::{fits_on_node, run_predicates};
 use predicate_engine::engine::prioritize::prioritize;
 use predicate_engine::engine::{CancelFlag, Candidate, ClusterView, Evaluator, PodContext, Prepared};
@@ -137,8 +137,11 @@ impl InProcess {
 
     /// An informer's add or update: the object as JSON, of `kind`.
     pub fn upsert(&self, kind: ObjectKind, json: &[u8]) -> Result<(), String> {
-        let object = decode(kind, json).map_err(|e| format!("a {} from the informer: {e}", kind.resource()))?;
-        self.writer.apply(vec![Change::Upsert(object)]);
+        let decoded = decode_json_object("the informer", kind, json);
+        let object = decoded.map_err(|e| format!("a {} from the informer: {e}", kind.resource()))?;
+        if let Some(object) = object {
+            self.writer.apply(vec![Change::Upsert(object)]);
+        }
         Ok(())
     }
 
@@ -271,31 +274,4 @@ fn verdict(reasons: Result<Vec<Reason>, MissingState>) -> NodeVerdict {
         }
         Err(missing) => NodeVerdict::Unresolvable(missing.to_string()),
     }
-}
-
-/// An object of `kind` from its JSON, reduced to what the model keeps.
-fn decode(kind: ObjectKind, json: &[u8]) -> Result<ClusterObject, serde_json::Error> {
-    use k8s_openapi_types as t;
-    Ok(match kind {
-        ObjectKind::Node => ClusterObject::Node(serde_json::from_slice::<Node>(json)?),
-        ObjectKind::Pod => ClusterObject::Pod(serde_json::from_slice::<Pod>(json)?),
-        ObjectKind::Namespace => serde_json::from_slice::<t::Namespace>(json)?.into_object(),
-        ObjectKind::Service => serde_json::from_slice::<t::Service>(json)?.into_object(),
-        ObjectKind::PersistentVolume => serde_json::from_slice::<t::PersistentVolume>(json)?.into_object(),
-        ObjectKind::PersistentVolumeClaim => serde_json::from_slice::<t::PersistentVolumeClaim>(json)?.into_object(),
-        ObjectKind::StorageClass => serde_json::from_slice::<t::StorageClass>(json)?.into_object(),
-        ObjectKind::CSINode => serde_json::from_slice::<t::CSINode>(json)?.into_object(),
-        ObjectKind::ReplicaSet => serde_json::from_slice::<t::ReplicaSet>(json)?.into_object(),
-        ObjectKind::ReplicationController => serde_json::from_slice::<t::ReplicationController>(json)?.into_object(),
-        ObjectKind::StatefulSet => serde_json::from_slice::<t::StatefulSet>(json)?.into_object(),
-    })
-}
-
-/// The API types the model keeps beside nodes and pods.
-mod k8s_openapi_types {
-    pub(super) use k8s_openapi::api::apps::v1::{ReplicaSet, StatefulSet};
-    pub(super) use k8s_openapi::api::core::v1::{
-        Namespace, PersistentVolume, PersistentVolumeClaim, ReplicationController, Service,
-    };
-    pub(super) use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 }

@@ -73,6 +73,38 @@ pub enum ObjectKind {
 }
 
 impl ObjectKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ObjectKind; 11] = [
+        ObjectKind::Node,
+        ObjectKind::Pod,
+        ObjectKind::Namespace,
+        ObjectKind::Service,
+        ObjectKind::PersistentVolume,
+        ObjectKind::PersistentVolumeClaim,
+        ObjectKind::StorageClass,
+        ObjectKind::CSINode,
+        ObjectKind::ReplicaSet,
+        ObjectKind::ReplicationController,
+        ObjectKind::StatefulSet,
+    ];
+
+    /// The object's `kind`, as a manifest spells it.
+    pub fn kind_name(self) -> &'static str {
+        match self {
+            ObjectKind::Node => "Node",
+            ObjectKind::Pod => "Pod",
+            ObjectKind::Namespace => "Namespace",
+            ObjectKind::Service => "Service",
+            ObjectKind::PersistentVolume => "PersistentVolume",
+            ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            ObjectKind::StorageClass => "StorageClass",
+            ObjectKind::CSINode => "CSINode",
+            ObjectKind::ReplicaSet => "ReplicaSet",
+            ObjectKind::ReplicationController => "ReplicationController",
+            ObjectKind::StatefulSet => "StatefulSet",
+        }
+    }
+
     /// The resource name, as RBAC rules and `kubectl get` spell it.
     pub fn resource(self) -> &'static str {
         match self {

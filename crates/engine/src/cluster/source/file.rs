@@ -18,7 +18,7 @@ use k8s_openapi::api::core::v1::{Namespace, PersistentVolume, PersistentVolumeCl
 use k8s_openapi::api::storage::v1::{CSINode, StorageClass};
 
 use crate::cluster::source::kinds::ModelKind;
-use crate::cluster::{ClusterObject, SchedulerVersion};
+use crate::cluster::{ClusterObject, ObjectKind, SchedulerVersion};
 
 /// Why a cluster file could not be read. Every message names the file, the object and the field.
 #[derive(Debug, thiserror::Error)]
@@ -219,6 +219,20 @@ fn decode_json_item(
     }
     let mut de = serde_json::Deserializer::from_str(raw.get());
     decode_object(file, &location, header, default_kind, &mut de).map(Some)
+}
+
+/// One object of `kind` as JSON (`kind` may be absent from it, as in an informer's objects),
+/// decoded and checked as a file's objects are and reduced to what the model keeps; `source` and
+/// the failing field name any error. `Ok(None)` for a kind the model does not keep.
+pub fn decode_json_object(source: &str, kind: ObjectKind, json: &[u8]) -> Result<Option<ClusterObject>, SourceError> {
+    let header: Header = serde_json::from_slice(json).map_err(|e| object_error(source, "object", e))?;
+    let mut de = serde_json::Deserializer::from_slice(json);
+    Ok(match decode_object(source, "object", header, Some(kind.kind_name()), &mut de)? {
+        Decoded::Node(node) => Some(ClusterObject::Node(node)),
+        Decoded::Pod(pod) => Some(ClusterObject::Pod(pod)),
+        Decoded::Other(object) => Some(object),
+        Decoded::Skipped(_) => None,
+    })
 }
 
 /// Decodes the JSON items of a list in `file`.

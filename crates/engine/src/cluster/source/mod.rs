@@ -8,4 +8,4 @@ mod json_buffered;
 mod json_stream;
 pub mod kinds;
 
-pub use file::{load_file, load_snapshot, parse_objects, Objects, SourceError};
+pub use file::{decode_json_object, load_file, load_snapshot, parse_objects, Objects, SourceError};
