@@ -293,6 +293,24 @@ fn a_bad_value_is_refused_by_the_schema_naming_it() {
     }
 }
 
+/// The monitoring switches watch the extender's metrics: with the engine in-process (no extender)
+/// they are refused, naming both, rather than rendering a monitor of a port no container has.
+#[test]
+fn in_process_refuses_the_monitoring_of_the_extender() {
+    let Some(helm) = Helm::new(TEST) else { return };
+    for switch in ["monitoring.podMonitor.enabled=true", "monitoring.prometheusRule.enabled=true"] {
+        let out = rendered(&helm, NAMESPACE, &["--set", &format!("inProcess.enabled=true,{switch}")]);
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{switch} with inProcess was accepted");
+        assert!(
+            stderr.contains("monitoring.podMonitor.enabled and monitoring.prometheusRule.enabled watch the extender's metrics, which inProcess.enabled does not run"),
+            "{switch}: {stderr}"
+        );
+        let alone = rendered(&helm, NAMESPACE, &["--set", switch]);
+        assert!(alone.status.success(), "{switch} without inProcess: {}", text(&alone.stderr));
+    }
+}
+
 #[test]
 fn the_values_operators_write_are_taken() {
     let Some(helm) = Helm::new(TEST) else { return };

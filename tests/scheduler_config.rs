@@ -554,7 +554,11 @@ async fn serving_with_policy_json_answers_as_serving_without_a_policy() {
 /// scheduler-config --policy config/policy.json` prints now.
 #[test]
 fn the_policy_only_configuration_is_what_scheduler_config_prints_for_the_shipped_policy() {
-    let args = cli::scheduler_config::SchedulerConfigArgs { policy: Some(PathBuf::from("config/policy.json")) };
+    let args = cli::scheduler_config::SchedulerConfigArgs {
+        policy: Some(PathBuf::from("config/policy.json")),
+        in_process: false,
+        policy_in_pod: None,
+    };
     let printed = cli::scheduler_config::output(&args).unwrap();
     assert!(
         printed == read("config/scheduler-config-policy.yaml"),
@@ -563,19 +567,34 @@ fn the_policy_only_configuration_is_what_scheduler_config_prints_for_the_shipped
     );
 }
 
-/// `config/scheduler-config-in-process.yaml` is the policy-only configuration with the extender
-/// replaced by the PredicateEngine plugin, exactly as the end-to-end tests run the in-process
-/// kube-scheduler (`scheduler_config::in_process`), reading the Policy the Deployment's extender
-/// reads.
+/// The Policy's path in the Deployment: the extender's --policy, and the in-process plugin's.
+const POLICY_IN_POD: &str = "/etc/predicate-extender/policy.json";
+
+/// `config/scheduler-config-in-process.yaml` is what `predicate-extender scheduler-config --policy
+/// config/policy.json --in-process --policy-in-pod <the extender's --policy>` prints now, and what
+/// the end-to-end tests run in-process (`scheduler_config::in_process`) for the same Policy.
 #[test]
-fn the_in_process_configuration_is_the_policy_only_one_with_the_plugin_for_the_extender() {
-    use predicate_extender_testing::kube_cluster::scheduler_config::in_process;
-    let parse = |file: &str| -> Value { serde_saphyr::from_str(&read(file)).unwrap_or_else(|e| panic!("{file}: {e}")) };
-    let policy = "/etc/predicate-extender/policy.json";
+fn the_in_process_configuration_is_what_scheduler_config_prints_and_what_the_end_to_end_tests_run() {
     let deployment = deployment();
     let extender_args: Vec<&str> =
         extender_container(&deployment)["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
-    assert!(extender_args.contains(&format!("--policy={policy}").as_str()), "{extender_args:?}");
-    let expected = in_process(parse("config/scheduler-config-policy.yaml"), Some(Path::new(policy)));
-    assert_eq!(parse("config/scheduler-config-in-process.yaml"), expected);
+    assert!(extender_args.contains(&format!("--policy={POLICY_IN_POD}").as_str()), "{extender_args:?}");
+    let args = cli::scheduler_config::SchedulerConfigArgs {
+        policy: Some(PathBuf::from("config/policy.json")),
+        in_process: true,
+        policy_in_pod: Some(POLICY_IN_POD.to_string()),
+    };
+    let printed = cli::scheduler_config::output(&args).unwrap();
+    assert!(
+        printed == read("config/scheduler-config-in-process.yaml"),
+        "config/scheduler-config-in-process.yaml is stale: cargo run -- scheduler-config --policy \
+         config/policy.json --in-process --policy-in-pod {POLICY_IN_POD} > config/scheduler-config-in-process.yaml, \
+         and copy it to manifests/config/ and charts/predicate-extender/files/"
+    );
+    use predicate_extender_testing::kube_cluster::scheduler_config::in_process;
+    let parse = |file: &str| -> Value { serde_saphyr::from_str(&read(file)).unwrap_or_else(|e| panic!("{file}: {e}")) };
+    let policy = repo("config/policy.json");
+    let mut expected = parse("config/scheduler-config-in-process.yaml");
+    expected["profiles"][0]["pluginConfig"][0]["args"]["policy"] = Value::String(policy.display().to_string());
+    assert_eq!(in_process(parse("config/scheduler-config.yaml"), Some(&policy)), expected);
 }

@@ -182,6 +182,18 @@ pub fn kept(policy: &BTreeSet<&'static str>) -> Vec<Disabled> {
     replaced(policy).filter(|(row, _)| row.kept).map(to_disabled).collect()
 }
 
+/// Every row the Policy replaces, the [`Row::kept`] ones included, in [`ROWS`] order: what the
+/// in-process kube-scheduler turns off ([`KEPT_OFF_IN_PROCESS`]).
+pub fn disabled_in_process(policy: &BTreeSet<&'static str>) -> Vec<Disabled> {
+    replaced(policy).map(to_disabled).collect()
+}
+
+/// Why the [`Row::kept`] filters are off in the in-process kube-scheduler: the reason to keep them
+/// ([`KEPT`]) is the extender's late view of placed pods, and the in-process engine has none.
+pub const KEPT_OFF_IN_PROCESS: &str = "the engine counts a pod on its node from the plugin's Reserve, in the same \
+                                       scheduling cycle as kube-scheduler's own cache, so the next pod's Filter \
+                                       already sees it";
+
 fn to_disabled((row, by): (&'static Row, Vec<&'static str>)) -> Disabled {
     Disabled { plugin: row.plugin, point: row.point, by, gives_up: row.gives_up }
 }
@@ -261,5 +273,12 @@ mod tests {
             ["GeneralPredicates", "EvenPodsSpread", "MatchInterPodAffinity"].into_iter().collect();
         let left_on: Vec<&str> = kept(&all).iter().map(|d| d.plugin).collect();
         assert_eq!(left_on, ["NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]);
+        // In-process, the kept ones are off with the rest.
+        let off = disabled_in_process(&all);
+        assert_eq!(
+            names(&off, Point::Filter),
+            ["NodeName", "NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"]
+        );
+        assert_eq!(off.len(), disabled(&all).len() + kept(&all).len());
     }
 }

@@ -63,37 +63,32 @@ pub fn with_kube_scheduler_binding(mut config: Value) -> Value {
     config
 }
 
-/// `config` for the in-process kube-scheduler (docs/in-process.md): no `extenders`; the
-/// PredicateEngine plugin on at every extension point it implements (multiPoint: PreFilter, Filter,
-/// Score and NormalizeScore with weight 1 as the extender's, Reserve), with `policy` as its Policy file.
-/// What `overlays/in-process` ships (`config/scheduler-config-in-process.yaml`, tests/scheduler_config.rs).
+/// `config` for the in-process kube-scheduler (docs/in-process.md): no `extenders`, and the
+/// profile's `plugins` and `pluginConfig` as `predicate-extender scheduler-config --in-process`
+/// writes them for `policy` (the file it reads and the plugin's `policy` argument; `None`: the
+/// default plan): the PredicateEngine plugin on at every extension point it implements, and
+/// kube-scheduler's own plugins the Policy replaces off. What `overlays/in-process` ships for
+/// config/policy.json (`config/scheduler-config-in-process.yaml`, tests/scheduler_config.rs).
 pub fn in_process(mut config: Value, policy: Option<&Path>) -> Value {
+    use predicate_extender::scheduler_config::{policy_plugins, render, Engine};
+    let (file, bytes) = match policy {
+        Some(path) => {
+            let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (path.display().to_string(), bytes)
+        }
+        None => ("the default Policy".to_string(), br#"{"kind": "Policy", "apiVersion": "v1"}"#.to_vec()),
+    };
+    let plugins = policy_plugins(&file, &bytes).unwrap_or_else(|e| panic!("{e}"));
+    let path = policy.map(|p| p.display().to_string());
+    let text = render("the harness", &plugins, Engine::InProcess { policy: path.as_deref() });
+    let rendered: Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
     let Some(object) = config.as_object_mut() else { panic!("kube-scheduler's configuration is not an object") };
     object.remove("extenders");
-    let profile = &mut config["profiles"][0];
-    let enabled = &mut profile["plugins"]["multiPoint"]["enabled"];
-    if !enabled.is_array() {
-        *enabled = json!([]);
-    }
-    if let Some(list) = enabled.as_array_mut() {
-        list.push(json!({"name": IN_PROCESS_PLUGIN, "weight": 1}));
-    }
-    let args = match policy {
-        Some(path) => json!({"policy": path.display().to_string()}),
-        None => json!({}),
-    };
-    let plugin_config = &mut profile["pluginConfig"];
-    if !plugin_config.is_array() {
-        *plugin_config = json!([]);
-    }
-    if let Some(list) = plugin_config.as_array_mut() {
-        list.push(json!({"name": IN_PROCESS_PLUGIN, "args": args}));
+    for key in ["plugins", "pluginConfig"] {
+        config["profiles"][0][key] = rendered["profiles"][0][key].clone();
     }
     config
 }
-
-/// The in-process kube-scheduler's plugin (e2e/kube/inprocess/plugin.go).
-pub const IN_PROCESS_PLUGIN: &str = "PredicateEngine";
 
 /// The shipped configuration for a test cluster.
 pub fn adjusted(shipped: &Value, kubeconfig: &Path, extender_url: &str) -> Value {

@@ -37,11 +37,11 @@ pub enum Config {
     /// The shipped configuration without `bindVerb`: kube-scheduler binds the pods itself, and the
     /// extender learns each binding from its watch.
     KubeBinds,
-    /// The in-process kube-scheduler (docs/in-process.md): `alone`'s profile with the PredicateEngine
-    /// plugin in place of the extender, the engine linked into kube-scheduler.
+    /// The in-process kube-scheduler (docs/in-process.md) as `overlays/in-process` ships it: the
+    /// engine linked into kube-scheduler as the PredicateEngine plugin, running config/policy.json,
+    /// and kube-scheduler's own plugins the Policy replaces off
+    /// (`config/scheduler-config-in-process.yaml`).
     InProcess,
-    /// `in-process` with the profile of `policy`: kube-scheduler's own plugins the Policy replaces off.
-    InProcessPolicy,
 }
 
 impl Config {
@@ -119,6 +119,9 @@ fn alone(config: Value) -> Value {
 fn kube_binds(config: Value) -> Value {
     super::scheduler_config::with_kube_scheduler_binding(raise_qps(config))
 }
+
+/// The Policy the shipped Deployment and overlays run.
+const SHIPPED_POLICY: &str = "config/policy.json";
 
 /// The profile of `config/scheduler-config-policy.yaml` (configuration `policy`).
 fn policy_only(config: Value) -> Value {
@@ -289,7 +292,6 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
     let binaries = super::binaries::built(super::NEWEST).unwrap_or_else(|e| panic!("{e}"));
     let change: fn(Value) -> Value = match config {
         Config::Alone | Config::InProcess => alone,
-        Config::InProcessPolicy => policy_only,
         Config::Extender | Config::Null => raise_qps,
         Config::Policy => policy_only,
         Config::KubeBinds => kube_binds,
@@ -299,12 +301,12 @@ pub async fn run(args: &Run, round: usize) -> RunResult {
         Some((_, url)) => Some(url.clone()),
         None => args.extender_url.clone(),
     };
-    let in_process = matches!(config, Config::InProcess | Config::InProcessPolicy);
+    let in_process = config == Config::InProcess;
     let own_extender = config != Config::Alone && !in_process && extender_url.is_none();
     let in_process = in_process.then(|| super::InProcess {
         binary: super::binaries::in_process_scheduler(super::NEWEST, "throughput")
             .unwrap_or_else(|| panic!("the in-process kube-scheduler was not built")),
-        policy: None,
+        policy: Some(crate::workspace_root().as_path().join(SHIPPED_POLICY)),
     });
     let options = Options {
         extender: own_extender,
@@ -513,7 +515,7 @@ fn start_profiles(
     let stem = dir.join(format!("{}-{round}", config.name()));
     // The engine's process: the extender, or kube-scheduler itself in-process.
     let engine = match config {
-        Config::InProcess | Config::InProcessPolicy => cluster.schedulers.first().map(|s| (s, "kube-scheduler.perf")),
+        Config::InProcess => cluster.schedulers.first().map(|s| (s, "kube-scheduler.perf")),
         _ => cluster.extender.as_ref().map(|e| (e, "extender.perf")),
     };
     let perf = engine.and_then(|(p, name)| p.pid().map(|pid| (pid, name))).and_then(|(pid, name)| {
