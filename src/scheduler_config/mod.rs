@@ -17,7 +17,9 @@ use predicate_engine::registry::{PREDICATES, PRIORITIES};
 
 pub use replaced::{disabled, disabled_in_process, kept, Disabled, Point, KEPT, KEPT_OFF_IN_PROCESS};
 
-pub use crate::explain::kube_scheduler::profile::IN_PROCESS_PLUGIN;
+/// The in-process kube-scheduler's plugin (e2e/kube/inprocess/plugin.go's `Name`), as a profile's
+/// `plugins` and `pluginConfig` name it.
+pub const IN_PROCESS_PLUGIN: &str = "PredicateEngine";
 
 /// The configuration the Deployment ships (`config/scheduler-config.yaml`), which this one extends.
 pub const SHIPPED: &str = include_str!("../../config/scheduler-config.yaml");

@@ -95,11 +95,11 @@ const PASSING_DEFAULTS: &[&str] = &[
     "DefaultBinder",
 ];
 
-/// The in-process kube-scheduler's plugin (docs/in-process.md): the engine itself, at Filter after
-/// the default plugins, where explain plays the extender. Its rejections count as the extender's do
-/// (one string per node), under its own name; with it, every node is filtered (no extender call
-/// after the search), which is what explain counts.
-pub const IN_PROCESS_PLUGIN: &str = "PredicateEngine";
+/// The in-process kube-scheduler's plugin ([`IN_PROCESS_PLUGIN`], docs/in-process.md) is the engine
+/// itself, at Filter after the default plugins, where explain plays the extender. Its rejections
+/// count as the extender's do (one string per node), under its own name; with it, every node is
+/// filtered (no extender call after the search), which is what explain counts.
+pub use crate::scheduler_config::IN_PROCESS_PLUGIN;
 
 /// Which default plugins an extension point runs: all but those turned off, or, after `*` is
 /// turned off, only those turned on again.
