@@ -16,7 +16,7 @@ use predicate_extender_testing::kube_cluster;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::model_diff::{differences, kind_name, truth_snapshot};
+use common::model_diff::{differences, truth_snapshot};
 use common::{config, TestServer};
 use k8s_openapi::api::core::v1::{Node, Pod};
 use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
@@ -68,7 +68,7 @@ fn gvk(kind: &str) -> GroupVersionKind {
 async fn truth(cluster: &Cluster) -> BTreeMap<&'static str, Vec<Value>> {
     let mut out = BTreeMap::new();
     for kind in WATCHED_KINDS {
-        let name = kind_name(kind);
+        let name = kind.kind_name();
         let gvk = gvk(name);
         let (resource, _) = pinned_kind(&cluster.client, &gvk).await.unwrap();
         let api: Api<DynamicObject> = Api::all_with(cluster.client.clone(), &resource);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use predicate_engine::policy::{read, PolicyError};
-use predicate_extender::scheduler_config::{policy_plugins, render, Engine};
+use predicate_extender::scheduler_config::{policy_plugins, render, Engine, DEFAULT_POLICY};
 
 #[derive(Debug, Args)]
 pub(crate) struct SchedulerConfigArgs {
@@ -35,7 +35,7 @@ pub(crate) fn output(args: &SchedulerConfigArgs) -> Result<String, PolicyError> 
         ),
         None => (
             "the default Policy".to_string(),
-            br#"{"kind": "Policy", "apiVersion": "v1"}"#.to_vec(),
+            DEFAULT_POLICY.to_vec(),
             "predicate-extender scheduler-config".to_string(),
         ),
     };

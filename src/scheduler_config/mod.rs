@@ -33,6 +33,10 @@ pub const SHIPPED_SCHEDULER_NAME: &str = "predicate-scheduler";
 /// The profile line the `plugins:` block goes under.
 const PROFILE_LINE: &str = "  - schedulerName: predicate-scheduler\n";
 
+/// A Policy that lists nothing: the default predicates and priorities, as `serve` runs them
+/// without `--policy`.
+pub const DEFAULT_POLICY: &[u8] = br#"{"kind": "Policy", "apiVersion": "v1"}"#;
+
 /// The classic plugins (registered names) a Policy runs: its entries, or the default sets where it
 /// lists none. The Policy is validated first, so an invalid file is refused as `serve` refuses it.
 pub fn policy_plugins(file: &str, bytes: &[u8]) -> Result<BTreeSet<&'static str>, PolicyError> {

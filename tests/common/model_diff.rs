@@ -14,23 +14,6 @@ use predicate_extender::source::kube::lean::{LeanNode, LeanPod};
 use predicate_extender::source::kube::WATCHED_KINDS;
 use serde_json::Value;
 
-/// The API server's name of a kind, as the fake API server takes it.
-pub fn kind_name(kind: ObjectKind) -> &'static str {
-    match kind {
-        ObjectKind::Node => "Node",
-        ObjectKind::Pod => "Pod",
-        ObjectKind::Namespace => "Namespace",
-        ObjectKind::Service => "Service",
-        ObjectKind::PersistentVolume => "PersistentVolume",
-        ObjectKind::PersistentVolumeClaim => "PersistentVolumeClaim",
-        ObjectKind::StorageClass => "StorageClass",
-        ObjectKind::CSINode => "CSINode",
-        ObjectKind::ReplicaSet => "ReplicaSet",
-        ObjectKind::ReplicationController => "ReplicationController",
-        ObjectKind::StatefulSet => "StatefulSet",
-    }
-}
-
 fn decode<K: WatchedKind>(values: Vec<Value>) -> Vec<ClusterObject> {
     values
         .into_iter()
@@ -46,7 +29,7 @@ fn decode<K: WatchedKind>(values: Vec<Value>) -> Vec<ClusterObject> {
 pub fn truth_snapshot(list: impl Fn(&str) -> Vec<Value>) -> Snapshot {
     let mut snapshot = Snapshot::default();
     for kind in WATCHED_KINDS {
-        let values = list(kind_name(kind));
+        let values = list(kind.kind_name());
         let objects = match kind {
             ObjectKind::Node => decode::<LeanNode>(values),
             ObjectKind::Pod => decode::<LeanPod>(values),

@@ -70,13 +70,13 @@ pub fn with_kube_scheduler_binding(mut config: Value) -> Value {
 /// kube-scheduler's own plugins the Policy replaces off. What `overlays/in-process` ships for
 /// config/policy.json (`config/scheduler-config-in-process.yaml`, tests/scheduler_config.rs).
 pub fn in_process(mut config: Value, policy: Option<&Path>) -> Value {
-    use predicate_extender::scheduler_config::{policy_plugins, render, Engine};
+    use predicate_extender::scheduler_config::{policy_plugins, render, Engine, DEFAULT_POLICY};
     let (file, bytes) = match policy {
         Some(path) => {
             let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             (path.display().to_string(), bytes)
         }
-        None => ("the default Policy".to_string(), br#"{"kind": "Policy", "apiVersion": "v1"}"#.to_vec()),
+        None => ("the default Policy".to_string(), DEFAULT_POLICY.to_vec()),
     };
     let plugins = policy_plugins(&file, &bytes).unwrap_or_else(|e| panic!("{e}"));
     let path = policy.map(|p| p.display().to_string());
