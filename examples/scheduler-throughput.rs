@@ -83,6 +83,10 @@ fn parse_setting(text: &str) -> Result<(String, serde_json::Value), String> {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    if let Err(why) = args.workload.check_size(args.nodes, args.initial_pods, args.measured_pods) {
+        eprintln!("scheduler-throughput: {why}");
+        std::process::exit(2);
+    }
     if let Err(why) = kube_cluster::binaries::built(kube_cluster::NEWEST) {
         eprintln!("scheduler-throughput: {why}");
         std::process::exit(1);

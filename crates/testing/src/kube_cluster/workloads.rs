@@ -43,6 +43,18 @@ pub enum Phase {
 }
 
 impl Workload {
+    /// Whether `initial` and `measured` pods can all be placed on `nodes`: anti-affinity puts one
+    /// pod per node, so a run with more pods than nodes would wait for ever on the rest.
+    pub fn check_size(self, nodes: usize, initial: usize, measured: usize) -> Result<(), String> {
+        match self {
+            Workload::AntiAffinity if initial + measured > nodes => Err(format!(
+                "the anti-affinity workload places one pod per node: {initial} initial + {measured} measured pods \
+                 do not fit on {nodes} nodes"
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Objects the workload needs before any pod (a PriorityClass).
     pub fn setup(self) -> Vec<Value> {
         match self {
@@ -126,5 +138,18 @@ impl Workload {
             _ => {}
         }
         serde_json::from_value(pod).unwrap_or_else(|e| panic!("the {self:?} pod template: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Workload;
+
+    #[test]
+    fn anti_affinity_refuses_more_pods_than_nodes() {
+        assert_eq!(Workload::AntiAffinity.check_size(1000, 200, 800), Ok(()));
+        let refused = Workload::AntiAffinity.check_size(1000, 1000, 2000);
+        assert!(refused.is_err_and(|why| why.contains("1000 initial + 2000 measured pods do not fit on 1000 nodes")));
+        assert_eq!(Workload::Basic.check_size(1000, 1000, 2000), Ok(()));
     }
 }
