@@ -23,6 +23,7 @@ use kube_cluster::explain::assert_explain_says_what_kube_scheduler_says;
 use kube_cluster::objects::{create, delete_pod_now, node, pod};
 use kube_cluster::scheduler_config::{self, ALLOWED_CHANGES};
 use kube_cluster::{merged, Cluster, InProcess, Options, DEADLINE};
+use predicate_extender::server::handlers::UNKNOWN_NODE;
 use predicate_extender_testing::eventually;
 use serde_json::{json, Value};
 
@@ -608,23 +609,30 @@ async fn unschedulable(minor: &str, mode: Mode) {
     // BestEffort (no requests): CheckNodeMemoryPressure applies to it.
     let mut best_effort = pod(NS, "best-effort", "1");
     best_effort["spec"]["containers"][0]["resources"] = json!({});
-    create(c, best_effort.clone()).await;
 
     // The extender's own answer for the two nodes kube-scheduler's plugins pass (in-process, the
-    // same engine's words, as the extender gives them).
+    // same engine's words, as the extender gives them). Asked before the pod exists, until the
+    // extender's watch has both nodes: a pod scheduled while they are still unknown to it fails
+    // them as not in its cache, and kube-scheduler then holds the pod as unschedulable until a
+    // cluster event it waits for (none comes here) or its five-minute flush.
     let reasons: BTreeSet<String> = match mode {
         Mode::Extender => {
-            let (status, answer) = cluster
-                .extender_post("/filter", &json!({"Pod": best_effort, "NodeNames": ["not-ready", "memory-pressure"]}))
-                .await;
-            assert_eq!(status, 200, "{answer}");
-            let unresolvable = answer["FailedAndUnresolvableNodes"].as_object().cloned().unwrap_or_default();
-            let failed = answer["FailedNodes"].as_object().cloned().unwrap_or_default();
-            assert_eq!(unresolvable.len() + failed.len(), 2, "{answer}");
-            unresolvable.values().chain(failed.values()).map(|r| r.as_str().unwrap().to_string()).collect()
+            eventually("the extender's answer for both nodes, from its cache", DEADLINE, || async {
+                let request = json!({"Pod": best_effort, "NodeNames": ["not-ready", "memory-pressure"]});
+                let (status, answer) = cluster.extender_post("/filter", &request).await;
+                assert_eq!(status, 200, "{answer}");
+                let unresolvable = answer["FailedAndUnresolvableNodes"].as_object().cloned().unwrap_or_default();
+                let failed = answer["FailedNodes"].as_object().cloned().unwrap_or_default();
+                assert_eq!(unresolvable.len() + failed.len(), 2, "{answer}");
+                let reasons: BTreeSet<String> =
+                    unresolvable.values().chain(failed.values()).map(|r| r.as_str().unwrap().to_string()).collect();
+                (!reasons.contains(UNKNOWN_NODE)).then_some(reasons)
+            })
+            .await
         }
         Mode::InProcess => ["node(s) had memory pressure", "node(s) were not ready"].map(String::from).into(),
     };
+    create(c, best_effort.clone()).await;
 
     let message = eventually("a FailedScheduling event naming every reason", DEADLINE, || async {
         let events = failed_scheduling(&cluster, "best-effort").await;
