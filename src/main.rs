@@ -82,6 +82,9 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     let code = runtime.block_on(async move {
+        // Listened for before the server starts: a SIGTERM that arrives once "listening" is logged
+        // must not find the default action (the process killed, no exit code) still in place.
+        let shutdown = shutdown_signal();
         let server = match predicate_extender::server::start(config).await {
             Ok(s) => s,
             Err(e) => {
@@ -89,7 +92,7 @@ fn serve(args: ServeArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        shutdown_signal().await;
+        shutdown.await;
         tracing::info!("shutting down: finishing in-flight requests");
         // Exit 0 even when the grace ran out and connections were cut: a shutdown that was asked
         // for is not a failure (kubelet would SIGKILL after terminationGracePeriodSeconds anyway).
@@ -106,30 +109,37 @@ fn serve(args: ServeArgs) -> ExitCode {
     code
 }
 
-/// Resolves on SIGTERM (what kubelet sends) or Ctrl-C.
-async fn shutdown_signal() {
-    let ctrl_c = async {
+/// Resolves on SIGTERM (what kubelet sends) or Ctrl-C. The handlers are in place when this
+/// returns (tokio installs a signal's handler when its stream is made, not when it is awaited).
+#[cfg(unix)]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, Signal, SignalKind};
+    let listen =
+        |kind: SignalKind, what: &str| signal(kind).map_err(|e| tracing::warn!("cannot listen for {what}: {e}")).ok();
+    let received = |stream: Option<Signal>| async move {
+        match stream {
+            Some(mut s) => {
+                s.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    let (terminate, interrupt) =
+        (listen(SignalKind::terminate(), "SIGTERM"), listen(SignalKind::interrupt(), "Ctrl-C"));
+    async move {
+        tokio::select! {
+            _ = received(terminate) => {},
+            _ = received(interrupt) => {},
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    async {
         if let Err(e) = tokio::signal::ctrl_c().await {
             tracing::warn!("cannot listen for Ctrl-C: {e}");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM: {e}");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = terminate => {},
     }
 }

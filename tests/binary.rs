@@ -67,6 +67,39 @@ fn serves_the_demo_and_exits_cleanly_on_sigterm() {
     assert_eq!(status.code(), Some(0), "exit code after SIGTERM");
 }
 
+/// SIGTERM the moment "listening" is logged, with the binary on one CPU beside a busy loop (so that
+/// its main thread is likely to be preempted there): it exits 0 every time. The handler used to be
+/// installed only after the server had started, and a SIGTERM in between killed the process (2 of
+/// 30 starts in this set-up; a cold CI run once, in the test above).
+#[test]
+fn a_sigterm_right_after_listening_still_ends_it_cleanly() {
+    let mut busy = Command::new("taskset").args(["-c", "0", "sh", "-c", "while :; do :; done"]).spawn().unwrap();
+    let mut codes = Vec::new();
+    for _ in 0..30 {
+        let mut child = Command::new("taskset")
+            .args(["-c", "0", BIN, "serve", "--demo", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+            .args(["--log-format", "json"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the binary under taskset (util-linux)");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        // taskset execs the binary: the child's pid is the server's.
+        let pid = rustix::process::Pid::from_child(&child);
+        loop {
+            let line = lines.next().expect("a 'listening' line").expect("utf-8 log");
+            if line.contains(r#""message":"listening""#) {
+                break;
+            }
+        }
+        rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+        lines.for_each(drop);
+        codes.push(child.wait().unwrap().code());
+    }
+    busy.kill().unwrap();
+    busy.wait().unwrap();
+    assert!(codes.iter().all(|c| *c == Some(0)), "exit codes after SIGTERM: {codes:?}");
+}
+
 /// The `evaluator_workers` of the "listening" line of `serve --demo` run on CPU 0 only.
 fn workers_on_one_cpu(extra: &[&str]) -> u64 {
     let mut child = Command::new("taskset")
